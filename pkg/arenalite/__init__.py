@@ -1,0 +1,21 @@
+"""arenalite: honest model rankings across benchmark suites, in the browser or in CPython.
+
+Data flows one way: load (:func:`load_df`) → normalize → method
+(:mod:`arenalite.rankings`, :mod:`arenalite.stats`) → result (:mod:`arenalite.results`)
+→ plot (:mod:`arenalite.plots`). scipy and matplotlib are imported lazily.
+"""
+
+from .benchmark import Benchmark, BenchmarkGroup
+from .load import load_csv, load_df
+from .registry import get_metric, register_metric
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Benchmark",
+    "BenchmarkGroup",
+    "get_metric",
+    "load_csv",
+    "load_df",
+    "register_metric",
+]

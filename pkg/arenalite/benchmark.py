@@ -1,0 +1,210 @@
+"""The Benchmark: a validated, normalized model × dataset score table.
+
+A Benchmark is built by :func:`arenalite.load_df`; it holds the data and hands it
+to the pure functions in :mod:`arenalite.rankings` and :mod:`arenalite.stats`,
+which return result objects. Selection methods return new Benchmarks.
+
+Internal data (read by the method modules, never mutated):
+
+``_long``
+    one row per (model, dataset[, seed]) with columns ``model``, ``dataset``,
+    ``seed`` (only when seeds were given), ``metric``, ``score`` (raw) and
+    ``norm`` (normalized to [0, 1]-ish, 1 = best, direction already applied).
+``scores_``
+    normalized model × dataset DataFrame (mean over seeds).
+``_raw``
+    raw model × dataset DataFrame (mean over seeds).
+``metrics_`` / ``directions_``
+    Series indexed by dataset: the metric name as given and ``"max"``/``"min"``.
+``has_seeds``
+    whether per-seed rows exist.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+if TYPE_CHECKING:
+    from .results import Result
+
+
+class Benchmark:
+    """Normalized scores of models on datasets, with every ranking method."""
+
+    def __init__(
+        self,
+        long: pd.DataFrame,
+        *,
+        directions: pd.Series,
+        metrics: pd.Series,
+        has_seeds: bool,
+        norm_low: pd.Series,
+        norm_high: pd.Series,
+    ) -> None:
+        self._long = long.reset_index(drop=True)
+        self.directions_ = directions
+        self.metrics_ = metrics
+        self.has_seeds = has_seeds
+        self._norm_low = norm_low
+        self._norm_high = norm_high
+        self.scores_ = self._long.pivot_table(index="model", columns="dataset", values="norm",
+                                              aggfunc="mean", sort=True, observed=True)
+        self._raw = self._long.pivot_table(index="model", columns="dataset", values="score",
+                                           aggfunc="mean", sort=True, observed=True)
+        self.scores_.index.name = "model"
+        self._raw.index.name = "model"
+        self.scores_.columns.name = "dataset"
+        self._raw.columns.name = "dataset"
+
+    @property
+    def models_(self) -> list[str]:
+        return list(self.scores_.index)
+
+    @property
+    def datasets_(self) -> list[str]:
+        return list(self.scores_.columns)
+
+    def __repr__(self) -> str:
+        seeds = ", with seeds" if self.has_seeds else ""
+        return f"Benchmark({len(self.models_)} models × {len(self.datasets_)} datasets{seeds})"
+
+    # ---- selection -------------------------------------------------------------
+    def _subset(self, models: list[str], datasets: list[str]) -> Benchmark:
+        keep = self._long["model"].isin(models) & self._long["dataset"].isin(datasets)
+        return Benchmark(
+            self._long[keep],
+            directions=self.directions_.loc[datasets],
+            metrics=self.metrics_.loc[datasets],
+            has_seeds=self.has_seeds,
+            norm_low=self._norm_low.loc[datasets],
+            norm_high=self._norm_high.loc[datasets],
+        )
+
+    def _check_names(self, names: Any, known: list[str], what: str) -> list[str]:
+        if isinstance(names, str):
+            names = [names]
+        names = list(names)
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            raise ValueError(f"{what} {unknown!r} not found in score matrix; known {what}s: {known!r}")
+        return names
+
+    def select_models(self, models: Any) -> Benchmark:
+        """A new Benchmark with only ``models`` (in the stored order)."""
+        chosen = set(self._check_names(models, self.models_, "model"))
+        return self._subset([m for m in self.models_ if m in chosen], self.datasets_)
+
+    def drop_models(self, models: Any) -> Benchmark:
+        """A new Benchmark without ``models``."""
+        dropped = set(self._check_names(models, self.models_, "model"))
+        return self._subset([m for m in self.models_ if m not in dropped], self.datasets_)
+
+    def select_datasets(self, datasets: Any) -> Benchmark:
+        """A new Benchmark with only ``datasets``."""
+        chosen = set(self._check_names(datasets, self.datasets_, "dataset"))
+        return self._subset(self.models_, [d for d in self.datasets_ if d in chosen])
+
+    def drop_datasets(self, datasets: Any) -> Benchmark:
+        """A new Benchmark without ``datasets``."""
+        dropped = set(self._check_names(datasets, self.datasets_, "dataset"))
+        return self._subset(self.models_, [d for d in self.datasets_ if d not in dropped])
+
+    def drop_incomplete(self) -> Benchmark:
+        """A new Benchmark without the models that miss any dataset."""
+        complete = self.scores_.notna().all(axis=1)
+        return self._subset([m for m in self.models_ if complete[m]], self.datasets_)
+
+    # ---- rankings (arenalite.rankings) -------------------------------------------
+    def aggregate_ranking(self, agg: str = "trimmed_mean") -> Result:
+        from .rankings.aggregate import aggregate_ranking
+
+        return aggregate_ranking(self, agg=agg)
+
+    def iqm_ranking(self, n_bootstrap: int = 1000, random_state: Any = None) -> Result:
+        from .rankings.iqm import iqm_ranking
+
+        return iqm_ranking(self, n_bootstrap=n_bootstrap, random_state=random_state)
+
+    def elo_ranking(
+        self,
+        n_bootstrap: int = 1000,
+        random_state: Any = None,
+        tie_threshold: float | None = None,
+        calibration_model: str | None = None,
+    ) -> Result:
+        from .rankings.elo import elo_ranking
+
+        return elo_ranking(self, n_bootstrap=n_bootstrap, random_state=random_state,
+                           tie_threshold=tie_threshold, calibration_model=calibration_model)
+
+    def improvability_ranking(self, normalized: bool = False, dummy: Any = None) -> Result:
+        from .rankings.improvability import improvability_ranking
+
+        return improvability_ranking(self, normalized=normalized, dummy=dummy)
+
+    def performance_profiles(self) -> Result:
+        from .rankings.profiles import performance_profiles
+
+        return performance_profiles(self)
+
+    def compare_rankings(self) -> Result:
+        from .rankings.compare import compare_rankings
+
+        return compare_rankings(self)
+
+    # ---- statistics (arenalite.stats) --------------------------------------------
+    def frequentist_comparison(self, reference: str | None = None, alpha: float = 0.05) -> Result:
+        from .stats.frequentist import frequentist_comparison
+
+        return frequentist_comparison(self, reference=reference, alpha=alpha)
+
+    def bayesian_comparison(
+        self,
+        rope: float = 0.01,
+        reference: str | None = None,
+        pairs: Any = None,
+        random_state: Any = None,
+    ) -> Result:
+        from .stats.bayesian import bayesian_comparison
+
+        return bayesian_comparison(self, rope=rope, reference=reference, pairs=pairs,
+                                   random_state=random_state)
+
+    def gate(self, candidate: Any, reference: str, margin: float | None = None,
+             alpha: float = 0.05) -> Result:
+        from .stats.gate import gate
+
+        return gate(self, candidate, reference, margin=margin, alpha=alpha)
+
+
+class BenchmarkGroup:
+    """Independently normalized Benchmarks, one per condition label."""
+
+    def __init__(self, benchmarks: dict[Any, Benchmark], condition_col: str) -> None:
+        self.benchmarks = dict(benchmarks)
+        self.condition_col = condition_col
+
+    @property
+    def conditions_(self) -> list[Any]:
+        return list(self.benchmarks)
+
+    def __getitem__(self, condition: Any) -> Benchmark:
+        if condition not in self.benchmarks:
+            raise KeyError(f"condition {condition!r} not found; known conditions: {self.conditions_!r}")
+        return self.benchmarks[condition]
+
+    def __iter__(self):
+        return iter(self.benchmarks.items())
+
+    def __len__(self) -> int:
+        return len(self.benchmarks)
+
+    def __repr__(self) -> str:
+        return f"BenchmarkGroup({self.condition_col}: {self.conditions_!r})"
+
+    def rank_sensitivity(self, *args: Any, **kwargs: Any) -> Result:
+        from .stats.sensitivity import rank_sensitivity
+
+        return rank_sensitivity(self, *args, **kwargs)

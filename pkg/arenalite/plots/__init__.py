@@ -1,0 +1,1 @@
+"""Matplotlib drawings of result objects. Each function returns the Figure."""
