@@ -1,0 +1,59 @@
+"""Shared fixtures: small long-format score tables used across the test suite."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+FOUR_MODELS_SCORES = {
+    "Specialist-X": [0.96, 0.96, 0.96, 0.55, 0.55, 0.55],
+    "Specialist-Y": [0.55, 0.55, 0.55, 0.96, 0.96, 0.96],
+    "Steady": [0.93, 0.93, 0.93, 0.80, 0.80, 0.80],
+    "Sprinter": [0.90, 0.90, 0.90, 0.70, 0.70, 0.70],
+}
+FOUR_MODELS_DATASETS = ["D1", "D2", "D3", "D4", "D5", "D6"]
+
+
+def four_models_frame() -> pd.DataFrame:
+    """SPEC §3 golden example: four models on six accuracy datasets, long format."""
+    rows = [
+        {"model": model, "dataset": ds, "metric": "accuracy", "score": value}
+        for model, values in FOUR_MODELS_SCORES.items()
+        for ds, value in zip(FOUR_MODELS_DATASETS, values, strict=True)
+    ]
+    return pd.DataFrame(rows)
+
+
+def seeded_frame() -> pd.DataFrame:
+    """Three models × four accuracy datasets × five seeds (0-4), deterministic.
+
+    Model "A" is best on average, "C" worst; every model ran every seed.
+    """
+    rng = np.random.default_rng(12345)
+    base = {"A": 0.85, "B": 0.80, "C": 0.70}
+    offsets = {"D1": 0.05, "D2": -0.05, "D3": 0.0, "D4": 0.08}
+    rows = []
+    for model, level in base.items():
+        for ds, shift in offsets.items():
+            noise = rng.normal(0.0, 0.03, size=5)
+            for seed in range(5):
+                score = float(np.clip(level + shift + noise[seed], 0.01, 0.99))
+                rows.append({"model": model, "dataset": ds, "seed": seed,
+                             "metric": "accuracy", "score": round(score, 4)})
+    return pd.DataFrame(rows)
+
+
+@pytest.fixture
+def four_models() -> pd.DataFrame:
+    """Long DataFrame (model, dataset, metric, score) of the SPEC §3 four-model example.
+
+    Load with ``norm_ref_low=0.0, norm_ref_high=1.0`` to reproduce the golden numbers.
+    """
+    return four_models_frame()
+
+
+@pytest.fixture
+def seeded() -> pd.DataFrame:
+    """Long DataFrame (model, dataset, seed, metric, score): 3 models, 4 datasets, 5 seeds."""
+    return seeded_frame()
