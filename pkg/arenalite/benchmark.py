@@ -72,6 +72,11 @@ class Benchmark:
 
     # ---- selection -------------------------------------------------------------
     def _subset(self, models: list[str], datasets: list[str]) -> Benchmark:
+        """Same normalization (bounds frozen), fewer cells."""
+        if not models:
+            raise ValueError("the selection leaves no models; keep at least one")
+        if not datasets:
+            raise ValueError("the selection leaves no datasets; keep at least one")
         keep = self._long["model"].isin(models) & self._long["dataset"].isin(datasets)
         return Benchmark(
             self._long[keep],
@@ -88,7 +93,8 @@ class Benchmark:
         names = list(names)
         unknown = [n for n in names if n not in known]
         if unknown:
-            raise ValueError(f"{what} {unknown!r} not found in score matrix; known {what}s: {known!r}")
+            raise ValueError(f"{what} {unknown!r} not found in score matrix; "
+                             f"known {what}s: {known!r}")
         return names
 
     def select_models(self, models: Any) -> Benchmark:
@@ -180,11 +186,70 @@ class Benchmark:
 
 
 class BenchmarkGroup:
-    """Independently normalized Benchmarks, one per condition label."""
+    """Independently normalized Benchmarks, one per condition label (at least two).
+
+    ``group[label]`` is that condition's Benchmark; iterating yields
+    ``(label, Benchmark)`` pairs (like ``dict.items()``); ``keys()``, ``values()``,
+    ``items()`` and ``in`` work as on a dict. Selection methods apply to every
+    condition and return a new group; normalization bounds stay frozen.
+    """
 
     def __init__(self, benchmarks: dict[Any, Benchmark], condition_col: str) -> None:
+        if len(benchmarks) < 2:
+            raise ValueError(f"a BenchmarkGroup needs at least two conditions of "
+                             f"{condition_col!r}, got {list(benchmarks)!r}")
+        for label, bench in benchmarks.items():
+            if not isinstance(bench, Benchmark):
+                raise TypeError(f"condition {label!r} must map to a Benchmark, got "
+                                f"{type(bench).__name__}")
         self.benchmarks = dict(benchmarks)
         self.condition_col = condition_col
+
+    def keys(self) -> list[Any]:
+        return list(self.benchmarks)
+
+    def values(self) -> list[Benchmark]:
+        return list(self.benchmarks.values())
+
+    def items(self) -> list[tuple[Any, Benchmark]]:
+        return list(self.benchmarks.items())
+
+    def __contains__(self, condition: Any) -> bool:
+        return condition in self.benchmarks
+
+    def _map(self, method: str, names: Any, what: str) -> BenchmarkGroup:
+        names = [names] if isinstance(names, str) else list(names)
+        known = {n for b in self.benchmarks.values() for n in getattr(b, what + "s_")}
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            raise ValueError(f"{what} {unknown!r} not found in score matrix of any condition; "
+                             f"known {what}s: {sorted(known)!r}")
+        out = {}
+        for label, bench in self.benchmarks.items():
+            present = [n for n in names if n in getattr(bench, what + "s_")]
+            if method.startswith("drop"):
+                out[label] = getattr(bench, method)(present) if present else bench
+            else:
+                if not present:
+                    raise ValueError(f"condition {label!r} has none of the {what}s {names!r}")
+                out[label] = getattr(bench, method)(present)
+        return BenchmarkGroup(out, self.condition_col)
+
+    def select_models(self, models: Any) -> BenchmarkGroup:
+        """Keep only ``models`` in every condition."""
+        return self._map("select_models", models, "model")
+
+    def drop_models(self, models: Any) -> BenchmarkGroup:
+        """Remove ``models`` from every condition that has them."""
+        return self._map("drop_models", models, "model")
+
+    def select_datasets(self, datasets: Any) -> BenchmarkGroup:
+        """Keep only ``datasets`` in every condition."""
+        return self._map("select_datasets", datasets, "dataset")
+
+    def drop_datasets(self, datasets: Any) -> BenchmarkGroup:
+        """Remove ``datasets`` from every condition that has them."""
+        return self._map("drop_datasets", datasets, "dataset")
 
     @property
     def conditions_(self) -> list[Any]:
@@ -192,7 +257,8 @@ class BenchmarkGroup:
 
     def __getitem__(self, condition: Any) -> Benchmark:
         if condition not in self.benchmarks:
-            raise KeyError(f"condition {condition!r} not found; known conditions: {self.conditions_!r}")
+            raise KeyError(f"condition {condition!r} not found; "
+                           f"known conditions: {self.conditions_!r}")
         return self.benchmarks[condition]
 
     def __iter__(self):

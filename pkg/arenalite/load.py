@@ -1,13 +1,16 @@
 """Loading a long score table into a :class:`~arenalite.benchmark.Benchmark`.
 
-Flow: validate columns and values → resolve each dataset's metric and direction
-→ normalize (:mod:`arenalite.normalize`) → Benchmark. Bad input raises a
-``TypeError``/``ValueError`` naming the column, the value and the row.
+Flow: check the options → validate columns and values → resolve each dataset's
+metric and direction → check completeness → normalize (:mod:`arenalite.normalize`)
+→ Benchmark. Bad input raises a ``TypeError``/``ValueError`` naming the column (or
+option), the offending value and the row label; nothing is dropped or coerced
+silently.
 """
 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from os import PathLike
 from typing import Any
 
@@ -18,9 +21,11 @@ from .benchmark import Benchmark, BenchmarkGroup
 from .normalize import normalize
 from .registry import get_metric
 
+_DIRECTIONS = ("max", "min")
+
 
 def load_csv(path: str | PathLike, **kwargs: Any) -> Benchmark | BenchmarkGroup:
-    """Read a long-format CSV and load it like :func:`load_df`."""
+    """Read a long-format CSV and load it like :func:`load_df` (same keywords)."""
     return load_df(pd.read_csv(path), **kwargs)
 
 
@@ -32,46 +37,95 @@ def load_df(
     metric: str = "metric",
     score: str = "score",
     seed: str | None = None,
-    metric_type_bounds: dict[str, tuple[float, Any]] | None = None,
+    metric_type_bounds: Mapping[str, tuple[Any, Any]] | None = None,
     norm_ref_low: Any = None,
     norm_ref_high: Any = None,
-    metric_direction: dict[str, str] | None = None,
+    metric_direction: Mapping[str, str] | None = None,
     drop_incomplete: bool = False,
     condition_col: str | None = None,
 ) -> Benchmark | BenchmarkGroup:
     """Load a long table (one row per model, dataset[, seed]) into a Benchmark.
 
+    Column names are mapped by ``model``/``dataset``/``metric``/``score``/``seed``.
+    With ``seed`` every per-seed row is kept (IQM, Elo) and the score matrix holds
+    the seed means. Normalization: see :mod:`arenalite.normalize`. Directions come
+    from ``metric_direction`` ({dataset: "min"|"max"}) or else the metric registry.
     With ``condition_col`` the rows are split by that column into a
     :class:`BenchmarkGroup` of independently normalized Benchmarks.
     """
     if not isinstance(df, pd.DataFrame):
-        raise TypeError(f"df must be a pandas DataFrame, got {type(df).__name__}")
+        raise TypeError(f"df must be a pandas DataFrame, got {type(df).__name__}; "
+                        "use load_csv(path) to read a file")
+    if not isinstance(drop_incomplete, (bool, np.bool_)):
+        raise TypeError(f"drop_incomplete must be True or False, got {drop_incomplete!r}")
+    for option, value in (("metric_type_bounds", metric_type_bounds),
+                          ("metric_direction", metric_direction)):
+        if value is not None and not isinstance(value, Mapping):
+            raise TypeError(f"{option} must be a dict or None, got {type(value).__name__} "
+                            f"{value!r}")
+    if metric_type_bounds is not None and (norm_ref_low is not None or norm_ref_high is not None):
+        raise ValueError("metric_type_bounds cannot be combined with norm_ref_low or "
+                         "norm_ref_high; give the bounds one way only")
+    columns = {"model": model, "dataset": dataset, "metric": metric, "score": score}
+    if seed is not None:
+        columns["seed"] = seed
+    if condition_col is not None:
+        columns["condition_col"] = condition_col
+    _require_columns(df, columns)
+    if len(df) == 0:
+        raise ValueError("the score frame is empty: no rows to load")
+
+    all_datasets = {str(d) for d in df[dataset].dropna().unique()}
+    direction = _check_direction_option(metric_direction, all_datasets)
+    for option, ref in (("norm_ref_low", norm_ref_low), ("norm_ref_high", norm_ref_high)):
+        _check_dict_keys(ref, option, all_datasets)
+
     options = dict(model=model, dataset=dataset, metric=metric, score=score, seed=seed,
                    metric_type_bounds=metric_type_bounds, norm_ref_low=norm_ref_low,
-                   norm_ref_high=norm_ref_high, metric_direction=metric_direction,
-                   drop_incomplete=drop_incomplete)
+                   norm_ref_high=norm_ref_high, metric_direction=direction,
+                   drop_incomplete=bool(drop_incomplete))
     if condition_col is None:
         return _load_one(df, **options)
-    _require_columns(df, {"condition_col": condition_col})
-    labels = pd.unique(df[condition_col])
+    _no_missing(df[condition_col], condition_col)
+    labels = list(pd.unique(df[condition_col]))
     if len(labels) < 2:
-        raise ValueError(
-            f"column {condition_col!r} (condition_col) needs at least two condition labels, "
-            f"found {list(labels)!r}"
-        )
+        raise ValueError(f"column {condition_col!r} (condition_col) needs at least two condition "
+                         f"labels, found only {labels!r}; load without condition_col instead")
     return BenchmarkGroup(
         {label: _load_one(df[df[condition_col] == label], **options) for label in labels},
         condition_col,
     )
 
 
-def _require_columns(df: pd.DataFrame, columns: dict[str, str]) -> None:
+def _require_columns(df: pd.DataFrame, columns: dict[str, Any]) -> None:
     for option, name in columns.items():
         if name not in df.columns:
-            raise ValueError(
-                f"column {name!r} (the {option}= column) not found in the frame; "
-                f"columns are {list(df.columns)!r}"
-            )
+            raise ValueError(f"column {name!r} (given as {option}=) not found in the frame; "
+                             f"its columns are {list(df.columns)!r}")
+
+
+def _check_direction_option(given: Mapping[str, str] | None, datasets: set[str]) -> dict[str, str]:
+    out = {str(k): v for k, v in (given or {}).items()}
+    for ds, value in out.items():
+        if value not in _DIRECTIONS:
+            raise ValueError(f"metric_direction[{ds!r}] must be 'max' or 'min', got {value!r}")
+    _check_dict_keys(out, "metric_direction", datasets)
+    return out
+
+
+def _check_dict_keys(ref: Any, option: str, datasets: set[str]) -> None:
+    if isinstance(ref, (Mapping, pd.Series)):
+        unknown = sorted(str(k) for k in ref.keys() if str(k) not in datasets)
+        if unknown:
+            raise ValueError(f"{option} names dataset(s) {unknown!r} that are not in the data; "
+                             f"datasets are {sorted(datasets)!r}")
+
+
+def _no_missing(values: pd.Series, column: str) -> None:
+    missing = values.isna().to_numpy()
+    if missing.any():
+        raise ValueError(f"column {column!r} has a missing value in row "
+                         f"{values.index[missing.argmax()]!r}")
 
 
 def _load_one(
@@ -82,51 +136,32 @@ def _load_one(
     metric: str,
     score: str,
     seed: str | None,
-    metric_type_bounds: dict[str, tuple[float, Any]] | None,
+    metric_type_bounds: Mapping[str, tuple[Any, Any]] | None,
     norm_ref_low: Any,
     norm_ref_high: Any,
-    metric_direction: dict[str, str] | None,
+    metric_direction: dict[str, str],
     drop_incomplete: bool,
 ) -> Benchmark:
-    if len(df) == 0:
-        raise ValueError("the score frame is empty: no rows to load")
     columns = {"model": model, "dataset": dataset, "metric": metric, "score": score}
     if seed is not None:
         columns["seed"] = seed
-    _require_columns(df, columns)
-    long = pd.DataFrame({key: df[name].to_numpy() for key, name in columns.items()})
-    long.index = df.index
+    for key, name in columns.items():
+        if key != "score":
+            _no_missing(df[name], name)
+    long = pd.DataFrame({
+        "model": df[model].astype(str),
+        "dataset": df[dataset].astype(str),
+        **({"seed": df[seed]} if seed is not None else {}),
+        "metric": df[metric].astype(str),
+        "score": numeric_scores(df[score], score),
+    }, index=df.index)
 
-    for key in ("model", "dataset", "metric") + (("seed",) if seed is not None else ()):
-        missing = long[key].isna()
-        if missing.any():
-            row = long.index[missing.to_numpy().argmax()]
-            raise ValueError(f"column {columns[key]!r} has a missing value in row {row!r}")
-    long["model"] = long["model"].astype(str)
-    long["dataset"] = long["dataset"].astype(str)
-    long["metric"] = long["metric"].astype(str)
-    long["score"] = _numeric_scores(long["score"], score)
-
-    keys = ["model", "dataset"] + (["seed"] if seed is not None else [])
-    dup = long.duplicated(keys, keep=False)
-    if dup.any():
-        first = long[dup].iloc[0]
-        where = ", ".join(f"{columns[k]}={first[k]!r}" for k in keys)
-        rows = list(long.index[dup][:5])
-        raise ValueError(f"duplicate rows for ({where}) in rows {rows!r}; one row per "
-                         f"({', '.join(columns[k] for k in keys)}) is allowed")
-
-    metrics = long.groupby("dataset", sort=True)["metric"].unique()
-    two = metrics[metrics.map(len) > 1]
-    if len(two):
-        ds = two.index[0]
-        raise ValueError(f"dataset {ds!r} has more than one metric in column {metric!r}: "
-                         f"{list(two.iloc[0])!r}; one metric per dataset is allowed")
-    metrics = metrics.map(lambda values: values[0])
-    metrics.name = "metric"
-
-    directions = _directions(metrics, metric_direction, metric_type_bounds)
-    long = _complete(long, drop_incomplete, columns)
+    metrics = _one_metric_per_dataset(long, metric)
+    _no_duplicates(long, columns)
+    present = set(metrics.index)
+    directions = _directions(metrics, {k: v for k, v in metric_direction.items() if k in present},
+                             metric_type_bounds)
+    long = _complete(long, drop_incomplete)
     long, low, high = normalize(long, directions=directions, metrics=metrics,
                                 metric_type_bounds=metric_type_bounds,
                                 norm_ref_low=norm_ref_low, norm_ref_high=norm_ref_high)
@@ -134,68 +169,99 @@ def _load_one(
                      norm_low=low, norm_high=high)
 
 
-def _numeric_scores(values: pd.Series, column: str) -> pd.Series:
-    numeric = pd.to_numeric(values, errors="coerce")
-    bad = numeric.isna() & values.notna()
-    if bad.any():
-        row = values.index[bad.to_numpy().argmax()]
-        raise ValueError(f"column {column!r} has a non-numeric value {values[row]!r} in row {row!r}")
-    numeric = numeric.astype(float)
+def numeric_scores(values: pd.Series, column: str) -> pd.Series:
+    """``values`` as float, or a ValueError naming the first non-numeric/non-finite row."""
+    if pd.api.types.is_bool_dtype(values.dtype):
+        raise ValueError(f"column {column!r} holds booleans (dtype {values.dtype}); scores must "
+                         f"be numbers, e.g. {values.iloc[0]!r} in row {values.index[0]!r}")
+    if not pd.api.types.is_numeric_dtype(values.dtype):
+        ok = np.fromiter((isinstance(v, (int, float, np.integer, np.floating))
+                          and not isinstance(v, (bool, np.bool_)) for v in values.to_numpy()),
+                         dtype=bool, count=len(values))
+        if not ok.all():
+            row = values.index[(~ok).argmax()]
+            raise ValueError(f"column {column!r} has a non-numeric value {values[row]!r} in row "
+                             f"{row!r}")
+    numeric = values.astype(float)
     nonfinite = ~np.isfinite(numeric.to_numpy())
     if nonfinite.any():
         row = values.index[nonfinite.argmax()]
-        raise ValueError(f"column {column!r} has a non-finite value {values[row]!r} in row {row!r}")
+        raise ValueError(f"column {column!r} has a non-finite value {values[row]!r} in row "
+                         f"{row!r}; scores must be finite numbers")
     return numeric
+
+
+def _one_metric_per_dataset(long: pd.DataFrame, column: str) -> pd.Series:
+    counts = long.groupby("dataset", sort=True)["metric"].nunique()
+    if (counts > 1).any():
+        ds = counts.index[(counts > 1).to_numpy().argmax()]
+        rows = long[long["dataset"] == ds]
+        first = rows.drop_duplicates("metric")
+        shown = ", ".join(f"{m!r} (row {r!r})" for r, m in first["metric"].items())
+        raise ValueError(f"dataset {ds!r} has more than one metric in column {column!r}: {shown}; "
+                         "one metric per dataset is allowed")
+    metrics = long.groupby("dataset", sort=True)["metric"].first()
+    metrics.name = "metric"
+    return metrics
+
+
+def _no_duplicates(long: pd.DataFrame, columns: dict[str, str]) -> None:
+    keys = [k for k in ("model", "dataset", "seed") if k in long.columns]
+    dup = long.duplicated(keys, keep=False).to_numpy()
+    if not dup.any():
+        return
+    first = long[dup].iloc[0]
+    where = ", ".join(f"{columns[k]}={first[k]!r}" for k in keys)
+    rows = list(long.index[dup][:5])
+    hint = "" if "seed" in keys else "; if these are repeated runs, pass seed=<column>"
+    raise ValueError(f"duplicate rows for ({where}) in rows {rows!r}; one row per "
+                     f"({', '.join(columns[k] for k in keys)}) is allowed{hint}")
 
 
 def _directions(
     metrics: pd.Series,
-    metric_direction: dict[str, str] | None,
-    metric_type_bounds: dict[str, Any] | None,
+    given: dict[str, str],
+    metric_type_bounds: Mapping[str, Any] | None,
 ) -> pd.Series:
-    given = dict(metric_direction or {})
-    for ds, direction in given.items():
-        if ds not in metrics.index:
-            raise ValueError(f"metric_direction names dataset {ds!r}, which is not in the data")
-        if direction not in ("max", "min"):
-            raise ValueError(f"metric_direction[{ds!r}] must be 'max' or 'min', got {direction!r}")
     out = {}
     unknown = []
     listed = {str(k).lower() for k in (metric_type_bounds or {})}
     for ds, name in metrics.items():
+        spec = get_metric(name)
+        if spec is None and metric_type_bounds is not None and name.lower() not in listed:
+            raise ValueError(f"Unknown metric '{name}' (dataset {ds!r}) is neither registered "
+                             "nor listed in metric_type_bounds; add it there or register_metric it")
         if ds in given:
             out[ds] = given[ds]
-            continue
-        spec = get_metric(name)
-        if spec is not None:
+        elif spec is not None:
             out[ds] = spec.direction
-        elif metric_type_bounds is not None and name.lower() not in listed:
-            raise ValueError(f"Unknown metric '{name}' (dataset {ds!r}) is neither registered "
-                             f"nor listed in metric_type_bounds")
         else:
             out[ds] = "max"
             unknown.append(name)
     if unknown:
-        warnings.warn(f"Unknown metric '{sorted(set(unknown))[0]}' treated as higher-is-better "
-                      f"(unknown metrics: {sorted(set(unknown))!r}); pass metric_direction or "
-                      "register_metric to say otherwise", UserWarning, stacklevel=4)
+        names = sorted(set(unknown))
+        warnings.warn(f"Unknown metric '{names[0]}' treated as higher-is-better (unknown metrics: "
+                      f"{names!r}); pass metric_direction={{dataset: 'min'}} or register_metric "
+                      "to say otherwise", UserWarning, stacklevel=4)
     return pd.Series(out, name="direction").loc[metrics.index]
 
 
-def _complete(long: pd.DataFrame, drop_incomplete: bool, columns: dict[str, str]) -> pd.DataFrame:
+def _complete(long: pd.DataFrame, drop_incomplete: bool) -> pd.DataFrame:
     present = pd.crosstab(long["model"], long["dataset"]) > 0
     if present.to_numpy().all():
         return long
-    missing = [(m, d) for m, d in zip(*np.nonzero(~present.to_numpy()), strict=True)]
-    names = [(present.index[m], present.columns[d]) for m, d in missing]
+    rows, cols = np.nonzero(~present.to_numpy())
+    names = [(present.index[m], present.columns[d]) for m, d in zip(rows, cols, strict=True)]
     if not drop_incomplete:
         shown = ", ".join(f"({m!r}, {d!r})" for m, d in names[:10])
         more = f" and {len(names) - 10} more" if len(names) > 10 else ""
         raise ValueError(f"missing (model, dataset) cells: {shown}{more}; pass "
                          "drop_incomplete=True to drop the models that miss datasets")
     incomplete = sorted({m for m, _ in names})
-    warnings.warn(f"dropping incomplete models {incomplete!r}", UserWarning, stacklevel=4)
     kept = long[~long["model"].isin(incomplete)]
     if kept.empty:
-        raise ValueError("drop_incomplete=True dropped every model: no model has all datasets")
+        raise ValueError("drop_incomplete=True would drop every model: no model has a score on "
+                         f"all datasets (incomplete: {incomplete!r})")
+    warnings.warn(f"drop_incomplete=True: dropped models {incomplete!r}, which miss datasets",
+                  UserWarning, stacklevel=4)
     return kept

@@ -1,15 +1,22 @@
 """Normalization of raw scores to a common scale where 1 is best.
 
-Per dataset, ``norm = (score - low) / (high - low)`` for higher-is-better metrics;
-lower-is-better datasets are negated first (bounds flipped) so 1 is always best.
-Bounds come from ``norm_ref_low``/``norm_ref_high`` (a scalar, a model name or a
-``{dataset: value}`` dict; None means the observed min/max, with a warning) or
-from ``metric_type_bounds`` (``{metric: (low, high)}``, high may be a model name).
+The user gives each dataset's raw range ``[low, high]`` (raw units, ``low < high``):
+``norm_ref_low``/``norm_ref_high`` (a scalar, a model name meaning that model's
+seed-averaged score, or a ``{dataset: value}`` dict; None means the observed
+per-dataset min/max of the seed-averaged matrix, with a warning), or
+``metric_type_bounds`` (``{metric: (low, high)}``, high may be a model name;
+registered bounded metrics need no entry).
+
+Higher-is-better datasets map ``low → 0`` and ``high → 1``. Lower-is-better datasets
+are negated and the bounds flipped, so ``high → 0`` and ``low → 1``: with
+``norm_ref_low=0, norm_ref_high=100`` an RMSE of 12 becomes (100 − 12) / 100 = 0.88.
 """
 
 from __future__ import annotations
 
+import math
 import warnings
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -23,50 +30,67 @@ def normalize(
     *,
     directions: pd.Series,
     metrics: pd.Series,
-    metric_type_bounds: dict[str, tuple[float, Any]] | None,
+    metric_type_bounds: Mapping[str, tuple[Any, Any]] | None,
     norm_ref_low: Any,
     norm_ref_high: Any,
 ) -> tuple[pd.DataFrame, pd.Series, pd.Series]:
-    """Add a ``norm`` column to ``long``; return it with the per-dataset bounds used.
+    """Add a ``norm`` column to ``long``; return it with the per-dataset anchors.
 
-    The bounds are in raw units and refer to the *worst* (low) and *best* (high)
-    ends: for a lower-is-better metric ``low`` is the larger raw value.
+    The returned ``norm_low``/``norm_high`` Series are the raw values that map to 0
+    (worst end) and to 1 (best end); for a lower-is-better dataset ``norm_low`` is
+    the larger raw value.
     """
     datasets = metrics.index
     raw_mean = long.groupby(["model", "dataset"], sort=False)["score"].mean()
     if metric_type_bounds is not None:
         if norm_ref_low is not None or norm_ref_high is not None:
-            raise ValueError("metric_type_bounds cannot be combined with norm_ref_low/norm_ref_high")
-        low, high = _bounds_from_metric_types(metrics, directions, metric_type_bounds, raw_mean)
+            raise ValueError("metric_type_bounds cannot be combined with norm_ref_low or "
+                             "norm_ref_high; give the bounds one way only")
+        low, high = _bounds_from_metric_types(metrics, metric_type_bounds, raw_mean)
     else:
-        observed_worst = {}
-        observed_best = {}
-        for ds in datasets:
-            values = long.loc[long["dataset"] == ds, "score"]
-            if directions[ds] == "max":
-                observed_worst[ds], observed_best[ds] = values.min(), values.max()
-            else:
-                observed_worst[ds], observed_best[ds] = values.max(), values.min()
+        by_dataset = raw_mean.groupby(level="dataset")
         if norm_ref_low is None or norm_ref_high is None:
-            which = [n for n, v in (("norm_ref_low", norm_ref_low), ("norm_ref_high", norm_ref_high))
-                     if v is None]
+            given = (("norm_ref_low", norm_ref_low), ("norm_ref_high", norm_ref_high))
+            which = [n for n, v in given if v is None]
             warnings.warn(f"{' and '.join(which)} not given: using the observed per-dataset "
-                          "worst/best score, so normalized scores depend on the models included",
-                          UserWarning, stacklevel=5)
-        low = _resolve_reference(norm_ref_low, "norm_ref_low", datasets, raw_mean, observed_worst)
-        high = _resolve_reference(norm_ref_high, "norm_ref_high", datasets, raw_mean, observed_best)
+                          "min/max of the (seed-averaged) scores, so normalized scores depend on "
+                          "the models included; pass fixed bounds for stable results",
+                          UserWarning, stacklevel=4)
+        low = _resolve_reference(norm_ref_low, "norm_ref_low", datasets, raw_mean,
+                                 by_dataset.min())
+        high = _resolve_reference(norm_ref_high, "norm_ref_high", datasets, raw_mean,
+                                  by_dataset.max())
 
-    span = high - low
-    zero = span[span == 0]
-    if len(zero):
-        ds = zero.index[0]
-        raise ValueError(f"dataset {ds!r}: normalization bounds are equal (low = high = {low[ds]!r}); "
-                         "cannot normalize; give norm_ref_low/norm_ref_high that differ")
-    lo = long["dataset"].map(low).to_numpy(dtype=float)
-    sp = long["dataset"].map(span).to_numpy(dtype=float)
+    _check_order(low, high, directions, "norm_ref_low/norm_ref_high"
+                 if metric_type_bounds is None else "metric_type_bounds")
+    is_min = (directions.loc[datasets] == "min").to_numpy()
+    zero_at = pd.Series(np.where(is_min, high, low), index=datasets, dtype=float)
+    one_at = pd.Series(np.where(is_min, low, high), index=datasets, dtype=float)
     out = long.copy()
-    out["norm"] = (out["score"].to_numpy(dtype=float) - lo) / sp
-    return out, low.rename("norm_low"), high.rename("norm_high")
+    out["norm"] = normalize_values(out["score"].to_numpy(dtype=float),
+                                   out["dataset"].map(zero_at).to_numpy(dtype=float),
+                                   out["dataset"].map(one_at).to_numpy(dtype=float))
+    return out, zero_at.rename("norm_low"), one_at.rename("norm_high")
+
+
+def normalize_values(score: np.ndarray, zero_at: np.ndarray, one_at: np.ndarray) -> np.ndarray:
+    """Linear map sending ``zero_at → 0`` and ``one_at → 1`` (element-wise)."""
+    return (score - zero_at) / (one_at - zero_at) + 0.0  # + 0.0 turns -0.0 into 0.0
+
+
+def _check_order(low: pd.Series, high: pd.Series, directions: pd.Series, option: str) -> None:
+    bad = low.to_numpy() >= high.to_numpy()
+    if bad.any():
+        ds = low.index[bad.argmax()]
+        if low[ds] == high[ds]:
+            raise ValueError(f"dataset {ds!r}: {option} give equal bounds (low = high = "
+                             f"{low[ds]!r}), e.g. because every model has the same score; "
+                             "cannot normalize; give bounds that differ")
+        flip = (" (for a lower-is-better dataset the low bound is the best raw value, "
+                "e.g. 0 for an error)" if directions[ds] == "min" else "")
+        raise ValueError(f"dataset {ds!r}: {option} give low = {low[ds]!r} and "
+                         f"high = {high[ds]!r}; the raw low bound must be below the high "
+                         f"bound{flip}")
 
 
 def _resolve_reference(
@@ -74,18 +98,20 @@ def _resolve_reference(
     option: str,
     datasets: pd.Index,
     raw_mean: pd.Series,
-    observed: dict[str, float],
+    observed: pd.Series,
 ) -> pd.Series:
     if ref is None:
-        return pd.Series(observed, dtype=float).loc[datasets]
-    if isinstance(ref, dict):
-        missing = [d for d in datasets if d not in ref]
+        return observed.loc[datasets].astype(float)
+    if isinstance(ref, (Mapping, pd.Series)):
+        given = {str(k): v for k, v in ref.items()}
+        missing = [d for d in datasets if d not in given]
         if missing:
-            raise ValueError(f"{option} has no value for dataset(s) {missing!r}")
-        return pd.Series({d: _finite(ref[d], option, d) for d in datasets}, dtype=float)
+            raise ValueError(f"{option} has no value for dataset(s) {missing!r}; "
+                             f"it gives values for {sorted(given)!r}")
+        return pd.Series({d: _finite(given[d], option, d) for d in datasets}, dtype=float)
     if isinstance(ref, str):
         return _model_scores(ref, option, datasets, raw_mean)
-    if isinstance(ref, (int, float, np.integer, np.floating)) and not isinstance(ref, bool):
+    if isinstance(ref, (int, float, np.number, bool, np.bool_)):
         return pd.Series(_finite(ref, option, None), index=datasets, dtype=float)
     raise TypeError(f"{option} must be a number, a model name or a {{dataset: value}} dict, "
                     f"got {type(ref).__name__} {ref!r}")
@@ -93,55 +119,58 @@ def _resolve_reference(
 
 def _finite(value: Any, option: str, dataset: str | None) -> float:
     where = f" for dataset {dataset!r}" if dataset is not None else ""
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"{option}{where} must be numeric, got {value!r}") from None
-    if not np.isfinite(number):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+        raise TypeError(f"{option}{where} must be a number, got {type(value).__name__} {value!r}")
+    number = float(value)
+    if not math.isfinite(number):
         raise ValueError(f"{option}{where} must be finite, got {value!r}")
     return number
 
 
 def _model_scores(model: str, option: str, datasets: pd.Index, raw_mean: pd.Series) -> pd.Series:
-    models = raw_mean.index.get_level_values("model")
-    if model not in set(models):
-        raise ValueError(f"{option} model {model!r} not found in score matrix; "
-                         f"models are {sorted(set(models))!r}")
+    models = set(raw_mean.index.get_level_values("model"))
+    if model not in models:
+        raise ValueError(f"{option}: reference model {model!r} not found in score matrix; "
+                         f"models are {sorted(models)!r}")
     per_ds = raw_mean.xs(model, level="model")
     missing = [d for d in datasets if d not in per_ds.index]
     if missing:
-        raise ValueError(f"{option} model {model!r} has no score on dataset(s) {missing!r}")
+        raise ValueError(f"{option}: reference model {model!r} has no score on dataset(s) "
+                         f"{missing!r}")
     return per_ds.loc[datasets].astype(float)
 
 
 def _bounds_from_metric_types(
     metrics: pd.Series,
-    directions: pd.Series,
-    metric_type_bounds: dict[str, tuple[float, Any]],
+    metric_type_bounds: Mapping[str, tuple[Any, Any]],
     raw_mean: pd.Series,
 ) -> tuple[pd.Series, pd.Series]:
     table = {str(k).lower(): v for k, v in metric_type_bounds.items()}
     low, high = {}, {}
     for ds, name in metrics.items():
         key = name.lower()
+        option = f"metric_type_bounds[{name!r}]"
         if key in table:
             pair = table[key]
-            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
-                raise TypeError(f"metric_type_bounds[{name!r}] must be a (low, high) pair, got {pair!r}")
-            lo, hi = pair
-        else:
-            spec = get_metric(name)
-            if spec is None or not spec.bounded:
-                raise ValueError(f"metric {name!r} (dataset {ds!r}) has no natural upper bound; "
-                                 "list it in metric_type_bounds")
-            lo, hi = spec.bounds
-        worst = _finite(lo, f"metric_type_bounds[{name!r}] low", ds)
-        if isinstance(hi, str):
-            best = float(_model_scores(hi, f"metric_type_bounds[{name!r}] high",
-                                       pd.Index([ds]), raw_mean).iloc[0])
-        else:
-            best = _finite(hi, f"metric_type_bounds[{name!r}] high", ds)
-        if directions[ds] == "min" and not isinstance(hi, str):
-            worst, best = best, worst
-        low[ds], high[ds] = worst, best
-    return pd.Series(low, dtype=float), pd.Series(high, dtype=float)
+            if isinstance(pair, str) or not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                raise TypeError(f"{option} must be a (low, high) pair, got {pair!r}")
+            low[ds], high[ds] = (
+                float(_model_scores(v, f"{option} {end}", pd.Index([ds]), raw_mean).iloc[0])
+                if isinstance(v, str) else _finite(v, f"{option} {end}", ds)
+                for end, v in zip(("low", "high"), pair, strict=True)
+            )
+            continue
+        spec = get_metric(name)
+        if spec is None:
+            raise ValueError(f"Unknown metric '{name}' (dataset {ds!r}) is neither registered "
+                             "nor listed in metric_type_bounds")
+        lo, hi = spec.bounds
+        if not math.isfinite(hi):
+            raise ValueError(f"metric '{name}' (dataset {ds!r}) has no natural upper bound; list "
+                             f"it in metric_type_bounds, e.g. {{'{key}': (0, 'baseline_model')}}")
+        if not math.isfinite(lo):
+            raise ValueError(f"metric '{name}' (dataset {ds!r}) has no natural lower bound; list "
+                             f"it in metric_type_bounds, e.g. {{'{key}': (0, {hi})}}")
+        low[ds], high[ds] = lo, hi
+    return (pd.Series(low, dtype=float).loc[metrics.index],
+            pd.Series(high, dtype=float).loc[metrics.index])
