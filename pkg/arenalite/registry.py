@@ -95,7 +95,7 @@ _DEFAULTS: list[tuple[tuple[str, ...], str, tuple[float, float], float, float | 
     (("mae", "mse", "mape"), "min", (0, _INF), 0, None),
     (("logloss", "log_loss", "nll"), "min", (0, _INF), 0, "ln_k"),
     (("brier",), "min", (0, _INF), 0, 0.25),
-    (("crps",), "min", (0, _INF), 0, None),
+    (("crps", "crps_gaussian", "gaussian_crps"), "min", (0, _INF), 0, None),
     (("gaussian_nll",), "min", (-_INF, _INF), -_INF, None),
     (("1-auc", "one_minus_auc"), "min", (0, 1), 0, 0.5),
 ]
