@@ -1,0 +1,114 @@
+"""Aggregate ranking: one summary of each model's normalized scores over datasets.
+
+``trimmed_mean`` (default) cuts 25 % of the datasets from each end before averaging
+(the definition of ``scipy.stats.trim_mean(x, 0.25)``), so a few outlier datasets
+cannot carry a model; ``mean`` and ``median`` are the plain alternatives. A point
+estimate only: for intervals over seeds use :mod:`arenalite.rankings.iqm`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from ..results import Result
+
+if TYPE_CHECKING:
+    from ..benchmark import Benchmark
+
+AGGREGATES = ("trimmed_mean", "mean", "median")
+_LABELS = {"trimmed_mean": "Trimmed mean (25 %)", "mean": "Mean", "median": "Median"}
+
+
+def trim_mean(x: np.ndarray, proportion: float = 0.25, axis: int = -1) -> np.ndarray:
+    """Mean after cutting ``int(proportion * n)`` values from each end along ``axis``.
+
+    Same definition as ``scipy.stats.trim_mean`` (n = 8 → the middle 4 values;
+    n = 6 → the middle 4; n < 4 → the plain mean).
+    """
+    if not 0 <= proportion < 0.5:
+        raise ValueError(f"proportion must be in [0, 0.5), got {proportion!r}")
+    values = np.sort(np.asarray(x, dtype=float), axis=axis)
+    n = values.shape[axis]
+    if n == 0:
+        raise ValueError("trim_mean needs at least one value")
+    cut = int(proportion * n)
+    return np.take(values, np.arange(cut, n - cut), axis=axis).mean(axis=axis)
+
+
+def aggregate_scores(matrix: np.ndarray, agg: str = "trimmed_mean") -> np.ndarray:
+    """Row-wise aggregate of a models × datasets matrix (no missing values)."""
+    if agg not in AGGREGATES:
+        raise ValueError(f"agg must be one of {AGGREGATES!r}, got {agg!r}")
+    matrix = np.asarray(matrix, dtype=float)
+    if matrix.ndim != 2 or matrix.shape[1] == 0:
+        raise ValueError(f"need a models × datasets matrix with at least one dataset, "
+                         f"got shape {matrix.shape}")
+    if not np.isfinite(matrix).all():
+        raise ValueError("the score matrix has missing or non-finite values; load with "
+                         "drop_incomplete=True or select complete models")
+    if agg == "trimmed_mean":
+        return trim_mean(matrix, 0.25, axis=1)
+    if agg == "mean":
+        return matrix.mean(axis=1)
+    return np.median(matrix, axis=1)
+
+
+def ranking_table(models: Sequence[str], values: np.ndarray, column: str,
+                  extra: dict[str, np.ndarray] | None = None) -> pd.DataFrame:
+    """``model, <column>[, extra…]`` sorted by ``column`` descending, ties by model name."""
+    table = pd.DataFrame({"model": list(models), column: np.asarray(values, dtype=float),
+                          **(extra or {})})
+    return table.sort_values([column, "model"], ascending=[False, True], kind="stable",
+                             ignore_index=True)
+
+
+def recolor_bars(fig: Any, ax: Any, model_colors: Sequence[str] | dict[str, str] | None,
+                 models: Sequence[str]) -> None:
+    """Give the bars of ``plots.bars.ranking_bars`` per-model colours (table order)."""
+    if model_colors is None:
+        return
+    if isinstance(model_colors, dict):
+        missing = [m for m in models if m not in model_colors]
+        if missing:
+            raise ValueError(f"model_colors has no colour for model(s) {missing!r}")
+        colors = [model_colors[m] for m in models]
+    else:
+        colors = list(model_colors)
+        if len(colors) != len(models):
+            raise ValueError(f"model_colors needs one colour per model ({len(models)}), "
+                             f"got {len(colors)}")
+    bars = (ax if ax is not None else fig.axes[-1]).containers[-1]
+    for patch, colour in zip(bars.patches, colors, strict=True):
+        patch.set_facecolor(colour)
+
+
+class AggregateResult(Result):
+    """Aggregate ranking: ``.table`` has columns ``model, score`` (descending)."""
+
+    method = "aggregate"
+
+    def plot(self, ax: Any = None, figsize: tuple[float, float] | None = None,
+             title: str | None = None,
+             model_colors: Sequence[str] | dict[str, str] | None = None) -> Any:
+        """Horizontal bars, best model on top; ``model_colors`` in table order or by name."""
+        from ..plots.bars import ranking_bars
+
+        label = _LABELS[self.params["agg"]]
+        fig = ranking_bars(self.table, "score", ax=ax, figsize=figsize,
+                           title=title or f"{label} of normalized scores",
+                           xlabel=f"{label.lower()} (1 = best)")
+        recolor_bars(fig, ax, model_colors, list(self.table["model"]))
+        return fig
+
+
+def aggregate_ranking(benchmark: Benchmark, agg: str = "trimmed_mean") -> AggregateResult:
+    """Rank models by the ``agg`` of their normalized scores over datasets."""
+    if agg not in AGGREGATES:
+        raise ValueError(f"agg must be one of {AGGREGATES!r}, got {agg!r}")
+    scores = benchmark.scores_
+    values = aggregate_scores(scores.to_numpy(dtype=float), agg)
+    return AggregateResult(ranking_table(scores.index, values, "score"), agg=agg)
