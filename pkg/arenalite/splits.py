@@ -1,0 +1,555 @@
+"""Persisted evaluation splits: generated once, saved as JSON, consumed unchanged by both runners.
+
+The JSON schema (version 1) is in ``docs/ARCHITECTURE.md``; indices are positional
+(0-based) rows of the dataset as stored, so row identity never changes.
+
+Protocol (SPEC §6), exactly:
+
+* **Effective training rows** = ``n_rows * (n_folds - 1) // n_folds``, the size of a
+  training part of the 3-fold split (``floor(2 n / 3)``). Repeats: 20 below 500
+  effective rows, 10 below 2,500, 3 below 250,000, otherwise 1
+  (:func:`n_repeats_for`). With 3 folds this means 20 repeats up to 749 rows, 10 up to
+  3,749, 3 up to 374,999 and 1 from 375,000 rows.
+* **IID** (``kind="iid"``, fewer than 1,000,000 rows): ``rng =
+  numpy.random.default_rng(4267)``; for repeat ``r = 0, 1, ...`` in order,
+  ``perm = rng.permutation(n_rows)``. Regression: the row at position ``j`` of
+  ``perm`` goes to fold ``j % 3``. Classification (stratified): ``perm`` is stably
+  sorted by class code (classes sorted as by ``numpy.unique``), and position ``j`` of
+  that order goes to fold ``j % 3`` — so every class, and every fold, differs by at
+  most one row between folds.
+* **Holdout** (``kind="holdout"``, at or above 1,000,000 rows): ``rng =
+  default_rng(42)``, ``perm = rng.permutation(n_rows)`` (stably sorted by class code
+  for classification); position ``j`` is a test row when
+  ``floor((j + 1) T / n) > floor(j T / n)`` with ``T = 250,000`` — evenly spaced, so
+  class proportions are kept to within one row. One split, ``r0-f0``.
+* **Grouped** (``groups`` given): per repeat, ``rng = default_rng(4267)`` permutes the
+  sorted distinct group ids (``rng.permutation(n_groups)``, one draw per repeat in
+  order); walking the groups in that order, a group whose first row falls at
+  cumulative row position ``c`` goes to fold ``floor(3 c / n_rows)``. Entity ids are
+  disjoint between train and test.
+* **Temporal** (``time`` given): rows stably sorted by time are cut into 4 blocks of
+  about equal size, each cut moved back to the start of its run of equal times; fold
+  ``k`` trains on blocks ``0..k`` and tests on block ``k + 1`` (expanding window). The
+  latest training time is strictly before the earliest test time. One repeat, no seed.
+
+Train and test index lists are sorted ascending. Leakage columns (group, time and any
+flagged ones) are listed in ``excluded_columns`` for the runners to drop.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+import pandas as pd
+
+from .metrics import numeric_1d
+
+SCHEMA = "arenalite.splits"
+VERSION = 1
+TASKS = ("binary", "multiclass", "regression")
+KINDS = ("iid", "holdout", "grouped", "temporal")
+N_FOLDS = 3
+IID_SEED = 4267
+HOLDOUT_SEED = 42
+HOLDOUT_MIN_ROWS = 1_000_000
+HOLDOUT_TEST_ROWS = 250_000
+REPEAT_RULE = ((500, 20), (2_500, 10), (250_000, 3))
+"""(effective training rows below, repeats); at or above the last bound: 1 repeat."""
+
+_KEYS = ("schema", "version", "dataset", "n_rows", "task", "kind", "seed", "n_repeats",
+         "n_folds", "excluded_columns", "splits")
+_SPLIT_KEYS = ("id", "repeat", "fold", "train", "test")
+
+
+# ----------------------------------------------------------------------------- protocol
+
+
+def effective_training_rows(n_rows: int, n_folds: int = N_FOLDS) -> int:
+    """Rows in one training part of a ``n_folds``-fold split: ``n_rows*(n_folds-1)//n_folds``."""
+    return int(n_rows) * (n_folds - 1) // n_folds
+
+
+def n_repeats_for(n_train: int) -> int:
+    """Repeats of the 3-fold split for ``n_train`` effective training rows (SPEC §6)."""
+    for bound, repeats in REPEAT_RULE:
+        if n_train < bound:
+            return repeats
+    return 1
+
+
+# ----------------------------------------------------------------------------- input checks
+
+
+def _int_param(value: Any, name: str, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer, got {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be at least {minimum}, got {value}")
+    return int(value)
+
+
+def _column(values: Any, name: str, n_rows: int) -> np.ndarray:
+    if values is None or isinstance(values, (str, bytes, dict)):
+        raise TypeError(f"{name} must be array-like, got {type(values).__name__}")
+    arr = np.asarray(values)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional, got shape {arr.shape}")
+    if len(arr) != n_rows:
+        raise ValueError(f"{name} has {len(arr)} values but n_rows is {n_rows}")
+    if arr.dtype.kind == "f":
+        missing = ~np.isfinite(arr)
+    elif arr.dtype.kind in "mM":
+        missing = np.isnat(arr)
+    else:
+        missing = np.asarray(pd.isna(arr), dtype=bool)
+    if missing.any():
+        i = int(np.argmax(missing))
+        raise ValueError(f"{name} has a missing or non-finite value ({arr[i]!r}) at row {i}")
+    return arr
+
+
+def _class_codes(y: np.ndarray, task: str) -> np.ndarray:
+    classes, codes = np.unique(y, return_inverse=True)
+    if len(classes) < 2:
+        raise ValueError(f"y of a {task} task needs at least two classes, got only {classes[0]!r}")
+    if task == "binary" and len(classes) > 2:
+        raise ValueError(
+            f"y of a binary task must hold two classes, got {len(classes)}: {classes[:5].tolist()}"
+        )
+    return codes
+
+
+def _time_values(time: Any, n_rows: int) -> np.ndarray:
+    arr = _column(time, "time", n_rows)
+    if arr.dtype.kind not in "biufmM":
+        raise TypeError(
+            f"time must be numeric or datetime64, got dtype {arr.dtype} "
+            "(convert text dates with pandas.to_datetime first)"
+        )
+    return arr
+
+
+def _column_name(values: Any, given: str | None) -> str | None:
+    if given is not None:
+        return given
+    name = getattr(values, "name", None)
+    return name if isinstance(name, str) else None
+
+
+# ----------------------------------------------------------------------------- generators
+
+
+def _fold_lists(fold: np.ndarray, n_folds: int, repeat: int) -> list[dict[str, Any]]:
+    out = []
+    for f in range(n_folds):
+        in_test = fold == f
+        if not in_test.any():
+            raise ValueError(
+                f"fold {f} of repeat {repeat} has no test rows: group sizes are too uneven "
+                f"for {n_folds} folds"
+            )
+        out.append(_split(repeat, f, np.flatnonzero(~in_test), np.flatnonzero(in_test)))
+    return out
+
+
+def _split(repeat: int, fold: int, train: np.ndarray, test: np.ndarray) -> dict[str, Any]:
+    return {"id": f"r{repeat}-f{fold}", "repeat": repeat, "fold": fold,
+            "train": np.sort(train).tolist(), "test": np.sort(test).tolist()}
+
+
+def _iid(n_rows: int, codes: np.ndarray | None, n_repeats: int, n_folds: int) -> list[dict]:
+    rng = np.random.default_rng(IID_SEED)
+    positions = np.arange(n_rows) % n_folds
+    splits: list[dict] = []
+    for r in range(n_repeats):
+        order = rng.permutation(n_rows)
+        if codes is not None:
+            order = order[np.argsort(codes[order], kind="stable")]
+        fold = np.empty(n_rows, dtype=np.int64)
+        fold[order] = positions
+        splits.extend(_fold_lists(fold, n_folds, r))
+    return splits
+
+
+def _holdout(n_rows: int, codes: np.ndarray | None, test_rows: int) -> list[dict]:
+    order = np.random.default_rng(HOLDOUT_SEED).permutation(n_rows)
+    if codes is not None:
+        order = order[np.argsort(codes[order], kind="stable")]
+    j = np.arange(n_rows, dtype=np.int64)
+    is_test = (j + 1) * test_rows // n_rows > j * test_rows // n_rows
+    return [_split(0, 0, order[~is_test], order[is_test])]
+
+
+def _grouped(groups: np.ndarray, n_repeats: int, n_folds: int) -> list[dict]:
+    _, codes = np.unique(groups, return_inverse=True)
+    sizes = np.bincount(codes)
+    if len(sizes) < n_folds:
+        raise ValueError(f"groups must hold at least {n_folds} distinct ids, got {len(sizes)}")
+    n_rows = len(groups)
+    rng = np.random.default_rng(IID_SEED)
+    splits: list[dict] = []
+    for r in range(n_repeats):
+        perm = rng.permutation(len(sizes))
+        start = np.cumsum(sizes[perm]) - sizes[perm]
+        group_fold = np.empty(len(sizes), dtype=np.int64)
+        group_fold[perm] = start * n_folds // n_rows
+        splits.extend(_fold_lists(group_fold[codes], n_folds, r))
+    return splits
+
+
+def _temporal(time: np.ndarray, n_folds: int) -> list[dict]:
+    n_rows = len(time)
+    order = np.argsort(time, kind="stable")
+    sorted_time = time[order]
+    cuts = np.arange(1, n_folds + 1) * n_rows // (n_folds + 1)
+    cuts = np.searchsorted(sorted_time, sorted_time[cuts], side="left")
+    bounds = np.r_[0, cuts, n_rows]
+    if np.any(np.diff(bounds) <= 0):
+        raise ValueError(
+            f"time has too few distinct values ({len(np.unique(time))}) to cut {n_rows} rows "
+            f"into {n_folds + 1} ordered blocks"
+        )
+    return [_split(0, k, order[:bounds[k + 1]], order[bounds[k + 1]:bounds[k + 2]])
+            for k in range(n_folds)]
+
+
+def make_splits(
+    n_rows: int,
+    task: str,
+    y: Any = None,
+    groups: Any = None,
+    time: Any = None,
+    *,
+    dataset: str | None = None,
+    group_column: str | None = None,
+    time_column: str | None = None,
+    leakage_columns: tuple[str, ...] | list[str] = (),
+    n_repeats: int | None = None,
+) -> dict[str, Any]:
+    """The persisted-split dict (schema version 1) for a dataset of ``n_rows`` rows.
+
+    ``groups`` makes grouped folds, ``time`` temporal ones (not both); otherwise IID
+    3-fold (stratified on ``y`` for classification) or, from 1,000,000 rows, a
+    250,000-row holdout. ``n_repeats=None`` applies the adaptive rule of SPEC §6.
+    ``group_column`` / ``time_column`` (default: the Series' name) and
+    ``leakage_columns`` go to ``excluded_columns``. See the module docstring for the
+    exact, reproducible algorithm.
+    """
+    n_rows = _int_param(n_rows, "n_rows", N_FOLDS)
+    if task not in TASKS:
+        raise ValueError(f"task must be one of {TASKS}, got {task!r}")
+    if dataset is not None and not isinstance(dataset, str):
+        raise TypeError(f"dataset must be a string or None, got {dataset!r}")
+    if groups is not None and time is not None:
+        raise ValueError("give either groups (grouped folds) or time (temporal folds), not both")
+    if n_repeats is not None:
+        n_repeats = _int_param(n_repeats, "n_repeats", 1)
+    classification = task != "regression"
+    codes = None
+    if y is not None:
+        y_arr = _column(y, "y", n_rows)
+        if classification:
+            codes = _class_codes(y_arr, task)
+    elif classification and groups is None and time is None:
+        raise ValueError(f"y is needed to stratify the folds of a {task} task")
+
+    seed: int | None = IID_SEED
+    n_folds = N_FOLDS
+    if time is not None:
+        kind, seed, repeats = "temporal", None, 1
+        if n_repeats not in (None, 1):
+            raise ValueError(f"temporal splits have exactly one repeat, got n_repeats={n_repeats}")
+        splits = _temporal(_time_values(time, n_rows), n_folds)
+    elif groups is not None:
+        kind = "grouped"
+        repeats = n_repeats or n_repeats_for(effective_training_rows(n_rows, n_folds))
+        splits = _grouped(_column(groups, "groups", n_rows), repeats, n_folds)
+    elif n_rows >= HOLDOUT_MIN_ROWS:
+        kind, seed, repeats, n_folds = "holdout", HOLDOUT_SEED, 1, 1
+        if n_repeats not in (None, 1):
+            raise ValueError(f"the holdout split has exactly one repeat, got n_repeats={n_repeats}")
+        splits = _holdout(n_rows, codes, HOLDOUT_TEST_ROWS)
+    else:
+        kind = "iid"
+        repeats = n_repeats or n_repeats_for(effective_training_rows(n_rows, n_folds))
+        splits = _iid(n_rows, codes, repeats, n_folds)
+
+    excluded = [_column_name(groups, group_column) if groups is not None else group_column,
+                _column_name(time, time_column) if time is not None else time_column,
+                *leakage_columns]
+    excluded_columns: list[str] = []
+    for col in excluded:
+        if col is None:
+            continue
+        if not isinstance(col, str):
+            raise TypeError(f"excluded column names must be strings, got {col!r}")
+        if col not in excluded_columns:
+            excluded_columns.append(col)
+    return {"schema": SCHEMA, "version": VERSION, "dataset": dataset, "n_rows": n_rows,
+            "task": task, "kind": kind, "seed": seed, "n_repeats": repeats, "n_folds": n_folds,
+            "excluded_columns": excluded_columns, "splits": splits}
+
+
+# ----------------------------------------------------------------------------- validation
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def _indices(values: Any, where: str, n_rows: int) -> np.ndarray:
+    if not isinstance(values, (list, np.ndarray)):
+        raise TypeError(f"{where} must be a list of row indices, got {type(values).__name__}")
+    if len(values) == 0:
+        raise ValueError(f"{where} is empty")
+    arr = np.asarray(values)
+    if arr.ndim != 1:
+        raise ValueError(f"{where} must be a flat list of row indices, got shape {arr.shape}")
+    if arr.dtype.kind not in "iu":
+        for i, v in enumerate(values):  # error path only: locate the offending entry
+            if not _is_int(v):
+                raise ValueError(f"{where} holds a non-integer index {v!r} at position {i}")
+        raise ValueError(f"{where} must hold integer row indices, got dtype {arr.dtype}")
+    bad = (arr < 0) | (arr >= n_rows)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(
+            f"{where} index {arr[i]} at position {i} is out of range for n_rows={n_rows}"
+        )
+    arr = arr.astype(np.int64)
+    counts = np.bincount(arr, minlength=n_rows)
+    if (counts > 1).any():
+        raise ValueError(f"{where} lists row {int(np.argmax(counts > 1))} more than once")
+    return arr
+
+
+def _check_header(splits: Any, source: str) -> None:
+    if not isinstance(splits, dict):
+        raise TypeError(f"{source} must be a dict (the persisted-split JSON object), "
+                        f"got {type(splits).__name__}")
+    if splits.get("schema") != SCHEMA:
+        raise ValueError(f"{source}: schema must be {SCHEMA!r}, got {splits.get('schema')!r}")
+    version = splits.get("version")
+    if not _is_int(version) or version != VERSION:
+        raise ValueError(f"{source}: unsupported splits version {version!r} "
+                         f"(this arenalite reads version {VERSION})")
+    missing = [k for k in _KEYS if k not in splits]
+    if missing:
+        raise ValueError(f"{source}: missing key(s) {missing}")
+    extra = [k for k in splits if k not in _KEYS]
+    if extra:
+        raise ValueError(f"{source}: unexpected key(s) {extra} in schema version {VERSION}")
+    if splits["dataset"] is not None and not isinstance(splits["dataset"], str):
+        raise TypeError(f"{source}: dataset must be a string or null, got {splits['dataset']!r}")
+    for key in ("n_rows", "n_repeats", "n_folds"):
+        if not _is_int(splits[key]) or splits[key] < 1:
+            raise ValueError(f"{source}: {key} must be a positive integer, got {splits[key]!r}")
+    if splits["task"] not in TASKS:
+        raise ValueError(f"{source}: task must be one of {TASKS}, got {splits['task']!r}")
+    if splits["kind"] not in KINDS:
+        raise ValueError(f"{source}: kind must be one of {KINDS}, got {splits['kind']!r}")
+    if splits["seed"] is not None and not _is_int(splits["seed"]):
+        raise ValueError(f"{source}: seed must be an integer or null, got {splits['seed']!r}")
+    cols = splits["excluded_columns"]
+    if not isinstance(cols, list) or not all(isinstance(c, str) for c in cols):
+        raise ValueError(f"{source}: excluded_columns must be a list of strings, got {cols!r}")
+    entries = splits["splits"]
+    expected = splits["n_repeats"] * splits["n_folds"]
+    if not isinstance(entries, list) or len(entries) != expected:
+        got = len(entries) if isinstance(entries, list) else type(entries).__name__
+        raise ValueError(f"{source}: splits must be a list of n_repeats × n_folds = {expected} "
+                         f"entries, got {got}")
+
+
+def _check_entry(entry: Any, k: int, splits: dict[str, Any], source: str,
+                 seen: set[str]) -> tuple[np.ndarray, np.ndarray]:
+    if not isinstance(entry, dict):
+        raise TypeError(f"{source}: splits[{k}] must be an object, got {type(entry).__name__}")
+    keys = sorted(set(_SPLIT_KEYS) ^ set(entry))
+    if keys:
+        raise ValueError(f"{source}: splits[{k}] must have exactly the keys {list(_SPLIT_KEYS)}; "
+                         f"missing or unexpected: {keys}")
+    repeat, fold = entry["repeat"], entry["fold"]
+    if not _is_int(repeat) or not 0 <= repeat < splits["n_repeats"]:
+        raise ValueError(f"{source}: splits[{k}] repeat must be an integer in "
+                         f"[0, {splits['n_repeats']}), got {repeat!r}")
+    if not _is_int(fold) or not 0 <= fold < splits["n_folds"]:
+        raise ValueError(f"{source}: splits[{k}] fold must be an integer in "
+                         f"[0, {splits['n_folds']}), got {fold!r}")
+    if entry["id"] != f"r{repeat}-f{fold}":
+        raise ValueError(f"{source}: splits[{k}] id must be 'r{repeat}-f{fold}', "
+                         f"got {entry['id']!r}")
+    if entry["id"] in seen:
+        raise ValueError(f"{source}: split id {entry['id']!r} appears more than once")
+    seen.add(entry["id"])
+    n_rows = splits["n_rows"]
+    where = f"{source}: split {entry['id']!r}"
+    train = _indices(entry["train"], f"{where} train", n_rows)
+    test = _indices(entry["test"], f"{where} test", n_rows)
+    in_train = np.zeros(n_rows, dtype=bool)
+    in_train[train] = True
+    overlap = in_train[test]
+    if overlap.any():
+        raise ValueError(f"{where}: row {int(test[np.argmax(overlap)])} is in both train and test")
+    if splits["kind"] != "temporal" and len(train) + len(test) != n_rows:
+        raise ValueError(f"{where}: train and test together hold {len(train) + len(test)} rows, "
+                         f"expected all {n_rows} for a {splits['kind']} split")
+    return train, test
+
+
+def _check_partitions(splits: dict[str, Any], tests: list[np.ndarray], source: str) -> None:
+    """Each repeat's test folds of an iid/grouped split cover every row exactly once."""
+    n_rows = splits["n_rows"]
+    for r in range(splits["n_repeats"]):
+        counts = np.zeros(n_rows, dtype=np.int64)
+        for entry, test in zip(splits["splits"], tests, strict=True):
+            if entry["repeat"] == r:
+                counts[test] += 1
+        bad = counts != 1
+        if bad.any():
+            row = int(np.argmax(bad))
+            raise ValueError(f"{source}: repeat {r} puts row {row} in {counts[row]} test folds "
+                             "(each row must be tested exactly once per repeat)")
+
+
+def _check_groups(ids: np.ndarray, where: str, train: np.ndarray, test: np.ndarray) -> None:
+    shared = np.isin(ids[test], ids[train])
+    if shared.any():
+        row = int(test[np.argmax(shared)])
+        raise ValueError(f"{where}: group {ids[row]!r} (row {row}) is in both train and test")
+
+
+def _check_time(time: np.ndarray, where: str, train: np.ndarray, test: np.ndarray) -> None:
+    latest_train = time[train].max()
+    earliest_test = time[test].min()
+    if not latest_train < earliest_test:
+        row = int(train[np.argmax(time[train])])
+        raise ValueError(f"{where}: training row {row} at time {latest_train} is not before "
+                         f"the earliest test time {earliest_test}")
+
+
+def validate(splits: Any, *, groups: Any = None, time: Any = None,
+             source: str = "splits") -> None:
+    """Raise ``ValueError``/``TypeError`` unless ``splits`` is a valid version-1 split dict.
+
+    Checks the schema and version, keys and types, ids, that indices are integers in
+    ``[0, n_rows)`` without repeats, that train and test are disjoint, that iid /
+    grouped / holdout splits use every row and iid / grouped test folds partition the
+    rows in each repeat. With ``groups`` (one id per row) no id may be in both train
+    and test; with ``time`` (one value per row) every training row must precede every
+    test row.
+    """
+    _check_header(splits, source)
+    n_rows = splits["n_rows"]
+    ids = None if groups is None else _column(groups, "groups", n_rows)
+    times = None if time is None else _time_values(time, n_rows)
+    seen: set[str] = set()
+    tests = []
+    for k, entry in enumerate(splits["splits"]):
+        train, test = _check_entry(entry, k, splits, source, seen)
+        tests.append(test)
+        where = f"{source}: split {entry['id']!r}"
+        if ids is not None:
+            _check_groups(ids, where, train, test)
+        if times is not None:
+            _check_time(times, where, train, test)
+    if splits["kind"] in ("iid", "grouped"):
+        _check_partitions(splits, tests, source)
+
+
+# ----------------------------------------------------------------------------- persistence
+
+
+_BOOL_IN_LIST = re.compile(r"[\[,]\s*(true|false|null)\s*(?=[,\]])")
+
+
+def to_json(splits: dict[str, Any]) -> str:
+    """The canonical JSON text of a (validated) split dict: fixed key order, compact."""
+    validate(splits)
+    header = {k: splits[k] for k in _KEYS if k != "splits"}
+    header["excluded_columns"] = list(splits["excluded_columns"])
+    header["splits"] = [
+        {"id": e["id"], "repeat": int(e["repeat"]), "fold": int(e["fold"]),
+         "train": np.asarray(e["train"], dtype=np.int64).tolist(),
+         "test": np.asarray(e["test"], dtype=np.int64).tolist()}
+        for e in splits["splits"]
+    ]
+    for key in ("n_rows", "n_repeats", "n_folds", "version"):
+        header[key] = int(header[key])
+    if header["seed"] is not None:
+        header["seed"] = int(header["seed"])
+    return json.dumps(header, separators=(",", ":"), ensure_ascii=False) + "\n"
+
+
+def save(splits: dict[str, Any], path: str | Path) -> Path:
+    """Validate ``splits`` and write it as canonical JSON to ``path`` (UTF-8); returns the path."""
+    path = Path(path)
+    path.write_text(to_json(splits), encoding="utf-8")
+    return path
+
+
+def load(path: str | Path, *, groups: Any = None, time: Any = None) -> dict[str, Any]:
+    """Read and validate a persisted-split JSON file (see :func:`validate`).
+
+    Pass the dataset's ``groups`` / ``time`` columns to also check that entity ids are
+    disjoint and that training never follows the test period.
+    """
+    path = Path(path)
+    text = path.read_text(encoding="utf-8")
+    bad = _BOOL_IN_LIST.search(text)
+    if bad:
+        raise ValueError(f"{path}: {bad.group(1)!r} at character {bad.start(1)} is not a "
+                         "row index (indices must be integers)")
+    try:
+        splits = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path} is not valid JSON: {err}") from None
+    validate(splits, groups=groups, time=time, source=str(path))
+    return splits
+
+
+# ----------------------------------------------------------------------------- fold scores
+
+
+class FoldSummary(NamedTuple):
+    """Mean of K fold scores and its standard error sqrt(var_(K−1) / K)."""
+
+    mean: float
+    se: float
+    n_folds: int
+
+
+def fold_summary(scores: Any) -> FoldSummary:
+    """Mean and standard error over the K = R × 3 fold scores of one dataset (SPEC §6).
+
+    Needs K ≥ 2 (a single holdout score has no standard error).
+    """
+    s = numeric_1d(scores, "scores")
+    if len(s) < 2:
+        raise ValueError(f"scores needs at least 2 fold scores for a standard error, got {len(s)}")
+    return FoldSummary(float(s.mean()), float(math.sqrt(s.var(ddof=1) / len(s))), len(s))
+
+
+def fold_summary_table(results: pd.DataFrame, *, score: str = "score",
+                       by: tuple[str, ...] = ("model", "dataset")) -> pd.DataFrame:
+    """Per ``by`` group of a results table: mean, se and n_folds of the ``score`` column."""
+    if not isinstance(results, pd.DataFrame):
+        raise TypeError(f"results must be a DataFrame, got {type(results).__name__}")
+    missing = [c for c in (*by, score) if c not in results.columns]
+    if missing:
+        raise ValueError(f"results is missing column(s) {missing}")
+    numeric_1d(results[score].to_numpy(), f"column {score!r}")
+    grouped = results.groupby(list(by), sort=True)[score]
+    out = grouped.agg(mean="mean", var="var", n_folds="count").reset_index()
+    small = out["n_folds"] < 2
+    if small.any():
+        first = out.loc[small, list(by)].iloc[0].to_dict()
+        raise ValueError(f"group {first} has a single fold score: no standard error "
+                         "(holdout splits have K = 1)")
+    out["se"] = np.sqrt(out["var"].to_numpy(dtype=float) / out["n_folds"].to_numpy())
+    return out[[*by, "mean", "se", "n_folds"]]
