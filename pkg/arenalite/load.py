@@ -97,6 +97,11 @@ def load_df(
     )
 
 
+def _plain(value: Any) -> Any:
+    """numpy scalars as Python scalars, so messages read ``1`` rather than ``np.int64(1)``."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
 def _require_columns(df: pd.DataFrame, columns: dict[str, Any]) -> None:
     for option, name in columns.items():
         if name not in df.columns:
@@ -125,7 +130,7 @@ def _no_missing(values: pd.Series, column: str) -> None:
     missing = values.isna().to_numpy()
     if missing.any():
         raise ValueError(f"column {column!r} has a missing value in row "
-                         f"{values.index[missing.argmax()]!r}")
+                         f"{_plain(values.index[missing.argmax()])!r}")
 
 
 def _load_one(
@@ -173,21 +178,22 @@ def numeric_scores(values: pd.Series, column: str) -> pd.Series:
     """``values`` as float, or a ValueError naming the first non-numeric/non-finite row."""
     if pd.api.types.is_bool_dtype(values.dtype):
         raise ValueError(f"column {column!r} holds booleans (dtype {values.dtype}); scores must "
-                         f"be numbers, e.g. {values.iloc[0]!r} in row {values.index[0]!r}")
+                         f"be numbers, e.g. {_plain(values.iloc[0])!r} in row "
+                         f"{_plain(values.index[0])!r}")
     if not pd.api.types.is_numeric_dtype(values.dtype):
         ok = np.fromiter((isinstance(v, (int, float, np.integer, np.floating))
                           and not isinstance(v, (bool, np.bool_)) for v in values.to_numpy()),
                          dtype=bool, count=len(values))
         if not ok.all():
             row = values.index[(~ok).argmax()]
-            raise ValueError(f"column {column!r} has a non-numeric value {values[row]!r} in row "
-                             f"{row!r}")
+            raise ValueError(f"column {column!r} has a non-numeric value "
+                             f"{_plain(values[row])!r} in row {_plain(row)!r}")
     numeric = values.astype(float)
     nonfinite = ~np.isfinite(numeric.to_numpy())
     if nonfinite.any():
         row = values.index[nonfinite.argmax()]
-        raise ValueError(f"column {column!r} has a non-finite value {values[row]!r} in row "
-                         f"{row!r}; scores must be finite numbers")
+        raise ValueError(f"column {column!r} has a non-finite value {_plain(values[row])!r} in "
+                         f"row {_plain(row)!r}; scores must be finite numbers")
     return numeric
 
 
@@ -197,7 +203,7 @@ def _one_metric_per_dataset(long: pd.DataFrame, column: str) -> pd.Series:
         ds = counts.index[(counts > 1).to_numpy().argmax()]
         rows = long[long["dataset"] == ds]
         first = rows.drop_duplicates("metric")
-        shown = ", ".join(f"{m!r} (row {r!r})" for r, m in first["metric"].items())
+        shown = ", ".join(f"{m!r} (row {_plain(r)!r})" for r, m in first["metric"].items())
         raise ValueError(f"dataset {ds!r} has more than one metric in column {column!r}: {shown}; "
                          "one metric per dataset is allowed")
     metrics = long.groupby("dataset", sort=True)["metric"].first()
@@ -211,8 +217,8 @@ def _no_duplicates(long: pd.DataFrame, columns: dict[str, str]) -> None:
     if not dup.any():
         return
     first = long[dup].iloc[0]
-    where = ", ".join(f"{columns[k]}={first[k]!r}" for k in keys)
-    rows = list(long.index[dup][:5])
+    where = ", ".join(f"{columns[k]}={_plain(first[k])!r}" for k in keys)
+    rows = [_plain(r) for r in long.index[dup][:5]]
     hint = "" if "seed" in keys else "; if these are repeated runs, pass seed=<column>"
     raise ValueError(f"duplicate rows for ({where}) in rows {rows!r}; one row per "
                      f"({', '.join(columns[k] for k in keys)}) is allowed{hint}")

@@ -82,14 +82,15 @@ def _check_order(low: pd.Series, high: pd.Series, directions: pd.Series, option:
     bad = low.to_numpy() >= high.to_numpy()
     if bad.any():
         ds = low.index[bad.argmax()]
-        if low[ds] == high[ds]:
+        lo, hi = float(low[ds]), float(high[ds])
+        if lo == hi:
             raise ValueError(f"dataset {ds!r}: {option} give equal bounds (low = high = "
-                             f"{low[ds]!r}), e.g. because every model has the same score; "
+                             f"{lo!r}), e.g. because every model has the same score; "
                              "cannot normalize; give bounds that differ")
         flip = (" (for a lower-is-better dataset the low bound is the best raw value, "
                 "e.g. 0 for an error)" if directions[ds] == "min" else "")
-        raise ValueError(f"dataset {ds!r}: {option} give low = {low[ds]!r} and "
-                         f"high = {high[ds]!r}; the raw low bound must be below the high "
+        raise ValueError(f"dataset {ds!r}: {option} give low = {lo!r} and "
+                         f"high = {hi!r}; the raw low bound must be below the high "
                          f"bound{flip}")
 
 
