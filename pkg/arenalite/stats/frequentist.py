@@ -1,0 +1,135 @@
+"""Frequentist comparison: Friedman + Nemenyi for all pairs, or Wilcoxon + Holm against a reference.
+
+Runs on the normalized per-dataset matrix ``benchmark.scores_`` (seeds/folds are
+already averaged: datasets are the unit of replication, Demšar 2006). Ranks are
+invariant to the per-dataset normalization, so the result equals the one on raw
+scores with each dataset's direction applied.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from ..results import Result
+from .checks import check_alpha, check_model, check_shape
+from .friedman import cliques, critical_difference, friedman_test, nemenyi_pvalues, rank_matrix
+from .wilcoxon import holm, signed_rank_test
+
+if TYPE_CHECKING:
+    from ..benchmark import Benchmark
+
+
+class FrequentistResult(Result):
+    """Friedman/Nemenyi (and, with a reference, Wilcoxon/Holm) results.
+
+    Attributes: ``friedman_statistic`` (tie-corrected χ²_F), ``friedman_p``,
+    ``iman_davenport_f`` and ``iman_davenport_p`` (F_F form), ``avg_ranks``
+    (Series, best first), ``cd`` (Nemenyi critical difference at ``alpha``),
+    ``nemenyi_p`` (model × model DataFrame), ``cliques`` (lists of models whose
+    average ranks do not differ significantly).
+    """
+
+    method = "frequentist"
+
+    def __init__(self, table: pd.DataFrame, *, friedman_statistic: float, friedman_p: float,
+                 iman_davenport_f: float, iman_davenport_p: float, avg_ranks: pd.Series,
+                 cd: float, nemenyi_p: pd.DataFrame, cliques: list[list[str]],
+                 n_datasets: int, **params: Any) -> None:
+        super().__init__(table, **params)
+        self.friedman_statistic = friedman_statistic
+        self.friedman_p = friedman_p
+        self.iman_davenport_f = iman_davenport_f
+        self.iman_davenport_p = iman_davenport_p
+        self.avg_ranks = avg_ranks
+        self.cd = cd
+        self.nemenyi_p = nemenyi_p
+        self.cliques = cliques
+        self.n_datasets = n_datasets
+
+    def plot(self, ax: Any = None, figsize: tuple[float, float] | None = None,
+             title: str | None = None) -> Any:
+        """Critical-difference diagram: average ranks, CD bar, cliques as thick bars."""
+        from ..plots.cd_diagram import cd_diagram
+
+        if title is None:
+            title = (f"Critical difference (Nemenyi, α = {self.params['alpha']:g}, "
+                     f"N = {self.n_datasets} datasets; Friedman p = {self.friedman_p:.3g})")
+        return cd_diagram(self.avg_ranks, self.cd, self.cliques, ax=ax, figsize=figsize,
+                          title=title)
+
+
+def frequentist_comparison(benchmark: Benchmark, reference: str | None = None,
+                           alpha: float = 0.05) -> FrequentistResult:
+    """Friedman test with Nemenyi all-pairs comparisons, or Wilcoxon + Holm against ``reference``.
+
+    All pairs: one row per model pair (model_a ranked better), ``rank_diff`` the
+    absolute difference of average ranks, ``p_value`` Nemenyi's, ``significant``
+    when p < alpha (equivalently rank_diff > cd). With ``reference``: a two-sided
+    Wilcoxon signed-rank test of every other model against it on the per-dataset
+    normalized scores, Holm-adjusted; ``w_statistic`` = min(W+, W−).
+    """
+    alpha = check_alpha(alpha)
+    check_shape(benchmark, "frequentist_comparison")
+    if reference is not None:
+        check_model(benchmark, reference, "reference")
+    scores = benchmark.scores_
+    models = list(scores.index)
+    values = scores.to_numpy(dtype=float).T  # datasets × models
+    stats = friedman_test(rank_matrix(values))
+    n, k = stats.n_datasets, stats.n_models
+    p_matrix = nemenyi_pvalues(stats.avg_ranks, n)
+    cd = critical_difference(k, n, alpha)
+    order = np.argsort(stats.avg_ranks, kind="stable")
+    avg_ranks = pd.Series(stats.avg_ranks[order], index=[models[i] for i in order],
+                          name="avg_rank")
+    avg_ranks.index.name = "model"
+    groups = [[models[i] for i in order[a:b + 1]]
+              for a, b in cliques(stats.avg_ranks, p_matrix < alpha)]
+
+    if reference is None:
+        table = _all_pairs_table(models, order, stats.avg_ranks, p_matrix, alpha)
+    else:
+        table = _reference_table(values, models, reference, alpha)
+    return FrequentistResult(
+        table,
+        friedman_statistic=stats.statistic, friedman_p=stats.p_value,
+        iman_davenport_f=stats.f_statistic, iman_davenport_p=stats.f_p_value,
+        avg_ranks=avg_ranks, cd=cd,
+        nemenyi_p=pd.DataFrame(p_matrix, index=models, columns=models),
+        cliques=groups, n_datasets=n, reference=reference, alpha=alpha,
+    )
+
+
+def _all_pairs_table(models: list[str], order: np.ndarray, avg_ranks: np.ndarray,
+                     p_matrix: np.ndarray, alpha: float) -> pd.DataFrame:
+    pairs = np.array(list(combinations(order, 2)), dtype=int).reshape(-1, 2)
+    a, b = pairs[:, 0], pairs[:, 1]
+    p = p_matrix[a, b]
+    return pd.DataFrame({
+        "model_a": [models[i] for i in a],
+        "model_b": [models[j] for j in b],
+        "rank_diff": np.abs(avg_ranks[b] - avg_ranks[a]),
+        "p_value": p,
+        "significant": p < alpha,
+    })
+
+
+def _reference_table(values: np.ndarray, models: list[str], reference: str,
+                     alpha: float) -> pd.DataFrame:
+    ref = models.index(reference)
+    others = [i for i in range(len(models)) if i != ref]
+    tests = [signed_rank_test(values[:, i] - values[:, ref]) for i in others]
+    p = np.array([t.p_value for t in tests])
+    adjusted = holm(p)
+    return pd.DataFrame({
+        "model_a": [models[i] for i in others],
+        "model_b": reference,
+        "w_statistic": [t.statistic for t in tests],
+        "p_value": p,
+        "p_adjusted": adjusted,
+        "significant": adjusted < alpha,
+    })
