@@ -124,7 +124,8 @@ def iqm_ranking(benchmark: Benchmark, n_bootstrap: int = 1000,
     if counts.max() < 2:
         raise ValueError("iqm_ranking() needs multiple seeds per dataset, but every (model, "
                          "dataset) cell has a single seed; use aggregate_ranking() instead")
-    runs = long.sort_values(["model", "dataset"], kind="stable")
+    order = long.assign(_seed=long["seed"].astype(str))  # deterministic, whatever the row order
+    runs = order.sort_values(["model", "dataset", "_seed"], kind="stable")
     models = runs["model"].to_numpy()
     cells = (runs["model"] + "\x00" + runs["dataset"]).to_numpy()
     values = runs["norm"].to_numpy(dtype=float)
