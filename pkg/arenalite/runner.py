@@ -1,0 +1,222 @@
+"""The Python ("server") runner: every model on every persisted split of every dataset.
+
+``run`` turns (datasets, persisted splits, model dicts) into the long results table of
+docs/ARCHITECTURE.md, one row per model × dataset × split, which ``load_df`` reads
+directly (``seed="seed"`` makes each split a match day). Work is cut into one task per
+(dataset, model, split), run in-process or on any ``concurrent.futures.Executor``
+(a process pool, a Dask client's ``get_executor()``); the table comes back in task
+order whichever executor ran it.
+"""
+
+from __future__ import annotations
+
+import platform
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import Executor, as_completed
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import datasets as bundled
+from . import metrics
+from . import splits as split_io
+from .models import check_model, model_label, predict_timed
+from .progress import Progress
+
+COLUMNS = ["model", "dataset", "task", "metric", "score", "error", "split_id", "repeat", "fold",
+           "seed", "n_train", "n_test", "runner", "device", "embed_ms", "layers_ms", "head_ms",
+           "total_ms", "rows_per_s"]
+METRIC_OF_TASK = {"binary": "roc_auc", "multiclass": "log_loss", "regression": "rmse"}
+
+
+@dataclass(frozen=True)
+class FoldTask:
+    """Everything one (dataset, model, split) evaluation needs; picklable."""
+
+    dataset: str
+    task: str
+    n_classes: int | None
+    model_label: str
+    model: dict
+    split_id: str
+    repeat: int
+    fold: int
+    seed: int
+    x_train: np.ndarray
+    y_train: np.ndarray
+    x_test: np.ndarray
+    y_test: np.ndarray
+
+
+@lru_cache(maxsize=1)
+def device_description() -> str:
+    """A short description of this CPU (model name where the OS tells it)."""
+    name = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    name = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return f"CPU {platform.machine()}" + (f" ({name})" if name else "") + ", numpy"
+
+
+def task_metric(task: str, y_true: np.ndarray, output: np.ndarray) -> tuple[float, float]:
+    """(score, error) of a task's metric: 1 − AUC for binary, log loss, RMSE."""
+    if task == "binary":
+        auc = metrics.roc_auc(y_true, output[:, 1])
+        return auc, 1.0 - auc
+    if task == "multiclass":
+        loss = metrics.log_loss(y_true, output)
+        return loss, loss
+    err = metrics.rmse(y_true, output)
+    return err, err
+
+
+def run_task(task: FoldTask) -> dict[str, Any]:
+    """Evaluate one model on one split: a row of the results table."""
+    output, t = predict_timed(task.model, task.x_train, task.y_train, task.x_test, task.task,
+                              task.n_classes)
+    score, error = task_metric(task.task, task.y_test, output)
+    floor_ms = time.get_clock_info("perf_counter").resolution * 1e3
+    total = max(t["total"], floor_ms)  # a coarse clock must not give 0 ms
+    return {"model": task.model_label, "dataset": task.dataset, "task": task.task,
+            "metric": METRIC_OF_TASK[task.task], "score": score, "error": error,
+            "split_id": task.split_id, "repeat": task.repeat, "fold": task.fold,
+            "seed": task.seed, "n_train": len(task.y_train), "n_test": len(task.y_test),
+            "runner": "python", "device": device_description(), "embed_ms": t["embed"],
+            "layers_ms": float(sum(t["layers"])), "head_ms": t["head"], "total_ms": total,
+            "rows_per_s": len(task.y_test) / (total / 1e3)}
+
+
+def _datasets(datasets: Mapping[str, bundled.Dataset] | Iterable[str]) -> dict:
+    if isinstance(datasets, str):
+        raise TypeError("datasets must be a mapping name → Dataset or a list of names, "
+                        f"got the string {datasets!r}")
+    if isinstance(datasets, Mapping):
+        out = dict(datasets)
+        for name, ds in out.items():
+            if not isinstance(ds, bundled.Dataset):
+                raise TypeError(f"datasets[{name!r}] must be an arenalite.datasets.Dataset, "
+                                f"got {type(ds).__name__}")
+    else:
+        out = {name: bundled.load(name) for name in datasets}
+    if not out:
+        raise ValueError("datasets is empty: nothing to run")
+    return out
+
+
+def _features(ds: bundled.Dataset, excluded: Sequence[str], name: str) -> np.ndarray:
+    unknown = [c for c in excluded if c not in ds.feature_names]
+    if unknown:
+        raise ValueError(f"splits[{name!r}] excludes columns {unknown} that dataset {name!r} "
+                         f"does not have")
+    keep = [i for i, c in enumerate(ds.feature_names) if c not in set(excluded)]
+    if not keep:
+        raise ValueError(f"splits[{name!r}] excludes every feature column of {name!r}")
+    return np.asarray(ds.X)[:, keep]
+
+
+def _check_split(name: str, ds: bundled.Dataset, s: Any) -> None:
+    split_io.validate(s, source=f"splits[{name!r}]")
+    if s["dataset"] is not None and s["dataset"] != name:
+        raise ValueError(f"splits[{name!r}] is for dataset {s['dataset']!r}")
+    if s["n_rows"] != ds.n_rows:
+        raise ValueError(f"splits[{name!r}] has n_rows={s['n_rows']} but dataset {name!r} has "
+                         f"{ds.n_rows} rows")
+    if s["task"] != ds.task:
+        raise ValueError(f"splits[{name!r}] has task {s['task']!r} but dataset {name!r} is "
+                         f"{ds.task!r}")
+
+
+def make_tasks(datasets: Mapping[str, bundled.Dataset] | Iterable[str],
+               splits: Mapping[str, dict], models: Sequence[dict]) -> list[FoldTask]:
+    """Validate the inputs of :func:`run` and cut them into tasks (dataset, model, split)."""
+    ds_map = _datasets(datasets)
+    if not isinstance(splits, Mapping):
+        raise TypeError(f"splits must be a mapping dataset name → split dict, "
+                        f"got {type(splits).__name__}")
+    missing = [n for n in ds_map if n not in splits]
+    extra = [n for n in splits if n not in ds_map]
+    if missing or extra:
+        raise ValueError(f"splits must have one entry per dataset: missing {missing}, "
+                         f"unknown {extra}")
+    if isinstance(models, dict) or not isinstance(models, Sequence) or not models:
+        raise TypeError("models must be a non-empty list of model dicts such as "
+                        "[{'name': 'knn', 'k': 5}]")
+    checked = [check_model(m) for m in models]
+    labels = [model_label(m) for m in models]
+    dup = sorted({x for x in labels if labels.count(x) > 1})
+    if dup:
+        raise ValueError(f"models have duplicate labels {dup}; give them distinct 'label' keys")
+    tasks = []
+    for name, ds in ds_map.items():
+        s = splits[name]
+        _check_split(name, ds, s)
+        X = _features(ds, s["excluded_columns"], name)
+        y = np.asarray(ds.y)
+        for label, model in zip(labels, checked, strict=True):
+            for entry in s["splits"]:
+                train, test = np.asarray(entry["train"]), np.asarray(entry["test"])
+                tasks.append(FoldTask(name, ds.task, ds.n_classes, label, model, entry["id"],
+                                      entry["repeat"], entry["fold"],
+                                      entry["repeat"] * s["n_folds"] + entry["fold"],
+                                      X[train], y[train], X[test], y[test]))
+    return tasks
+
+
+def run(datasets: Mapping[str, bundled.Dataset] | Iterable[str], splits: Mapping[str, dict],
+        models: Sequence[dict], executor: Executor | None = None,
+        progress: bool | None = None) -> pd.DataFrame:
+    """Run every model on every split of every dataset; returns the results table.
+
+    ``datasets``: mapping name → :class:`arenalite.datasets.Dataset`, or bundled names.
+    ``splits``: mapping dataset name → persisted split dict (:mod:`arenalite.splits`).
+    ``models``: model dicts (``{"name": "knn", "k": 5}``; an optional ``label`` names
+    the model in the table). ``executor``: any ``concurrent.futures.Executor``; one
+    task per (dataset, model, split). ``progress``: show a progress bar (None: when
+    stderr is a terminal). Rows come in task order: dataset, model, split as given.
+    """
+    tasks = make_tasks(datasets, splits, models)
+    rows: list[dict | None] = [None] * len(tasks)
+    with Progress(len(tasks), "run", enabled=progress) as bar:
+        if executor is None:
+            for i, task in enumerate(tasks):
+                rows[i] = run_task(task)
+                bar.update()
+        else:
+            futures = {executor.submit(run_task, task): i for i, task in enumerate(tasks)}
+            for future in as_completed(futures):
+                rows[futures[future]] = future.result()
+                bar.update()
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def summarize(results: pd.DataFrame) -> pd.DataFrame:
+    """Per dataset and model: mean over the K splits and its standard error sqrt(var/K).
+
+    Columns: dataset, model, task, metric, n_folds, score, score_se, error, error_se,
+    rows_per_s (mean). Needs K ≥ 2 splits per (dataset, model).
+    """
+    if not isinstance(results, pd.DataFrame):
+        raise TypeError(f"results must be a DataFrame, got {type(results).__name__}")
+    missing = [c for c in COLUMNS if c not in results.columns]
+    if missing:
+        raise ValueError(f"results is missing column(s) {missing} of the results table")
+    by = ("dataset", "model")
+    score = split_io.fold_summary_table(results, score="score", by=by)
+    error = split_io.fold_summary_table(results, score="error", by=by)
+    meta = results.groupby(list(by), sort=True).agg(
+        task=("task", "first"), metric=("metric", "first"),
+        rows_per_s=("rows_per_s", "mean")).reset_index()
+    out = meta.merge(score.rename(columns={"mean": "score", "se": "score_se"}), on=list(by))
+    out = out.merge(error.rename(columns={"mean": "error", "se": "error_se"})
+                    .drop(columns="n_folds"), on=list(by))
+    return out[["dataset", "model", "task", "metric", "n_folds", "score", "score_se", "error",
+                "error_se", "rows_per_s"]]
