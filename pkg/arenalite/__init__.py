@@ -7,6 +7,7 @@ Data flows one way: load (:func:`load_df`) → normalize → method
 
 from .benchmark import Benchmark, BenchmarkGroup
 from .load import load_csv, load_df
+from .rankings.elo import elo_gap, elo_rule_of_thumb, elo_win_probability
 from .registry import get_metric, register_metric
 
 __version__ = "0.1.0"
@@ -14,6 +15,9 @@ __version__ = "0.1.0"
 __all__ = [
     "Benchmark",
     "BenchmarkGroup",
+    "elo_gap",
+    "elo_rule_of_thumb",
+    "elo_win_probability",
     "get_metric",
     "load_csv",
     "load_df",

@@ -1,0 +1,483 @@
+"""Bradley-Terry Elo: every (dataset[, seed]) is a match day, every model pair one battle.
+
+The better normalized score wins a battle (1 point), equal scores or a difference of at
+most ``tie_threshold`` are a tie (½ point each). A battle on match day (d, s) weighs
+1 / (P · S_d) with P = M(M−1)/2 and S_d the number of distinct seed labels of dataset d,
+so a complete dataset carries total weight 1. Ratings are the joint maximum-likelihood
+Bradley-Terry abilities of the weighted win matrix (Newton's method with a line search),
+reported as R = 1000 + 400/ln10 · (θ − mean θ).
+
+When the comparison graph is not strongly connected (a model wins or loses every battle,
+or groups never beat each other) the MLE is infinite. Only then a prior is added: one
+virtual dataset in which every pair of models ties, i.e. a pseudo-battle of weight 1/P
+per pair, half a point to each side. A warning says so. Bootstrap replicates get the same
+prior only if they need it themselves.
+
+The 95 % interval resamples battles with replacement within each match day: per
+replicate, n_k uniform draws among the n_k battles of match day k, accumulated straight
+into per-replicate (pair) sums with ``bincount``, then solved for all replicates at once
+on the (B, M, M) win tensors. No battle × model design matrix is ever built.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from ..progress import Progress
+from ..results import Result
+
+if TYPE_CHECKING:
+    from ..benchmark import Benchmark
+
+ELO_BASE = 1000.0
+ELO_SCALE = 400.0 / math.log(10.0)
+RULE_OF_THUMB_DELTAS = (0, 50, 100, 200, 400)
+_DRAW_BUDGET = 4_000_000  # random draws held in memory at once during the bootstrap
+_SOLVE_BUDGET = 2_000_000  # B · M · M entries per batched Newton solve
+
+
+# ---- Elo scale -----------------------------------------------------------------------
+def elo_win_probability(delta: Any) -> Any:
+    """P(A beats B) when A is rated ``delta`` points above B: 1 / (1 + 10^(−delta/400))."""
+    arr = np.asarray(delta)
+    if arr.dtype.kind not in "iuf" or arr.dtype.kind == "b":
+        raise TypeError(f"delta must be numeric, got {delta!r}")
+    out = 1.0 / (1.0 + np.power(10.0, -arr.astype(float) / 400.0))
+    return float(out) if out.ndim == 0 else out
+
+
+def elo_gap(probability: Any) -> Any:
+    """The rating gap at which A beats B with ``probability``: 400 · log10(p / (1 − p))."""
+    arr = np.asarray(probability)
+    if arr.dtype.kind not in "iuf" or arr.dtype.kind == "b":
+        raise TypeError(f"probability must be numeric, got {probability!r}")
+    arr = arr.astype(float)
+    if np.any(~((arr > 0) & (arr < 1))):
+        raise ValueError(f"probability must lie strictly between 0 and 1, got {probability!r}")
+    out = 400.0 * np.log10(arr / (1.0 - arr))
+    return float(out) if out.ndim == 0 else out
+
+
+def elo_rule_of_thumb(deltas: Any = RULE_OF_THUMB_DELTAS) -> pd.DataFrame:
+    """What a rating gap means: delta, win probability (%), odds (A:B wins)."""
+    d = np.asarray(deltas, dtype=float)
+    p = np.atleast_1d(elo_win_probability(d))
+    return pd.DataFrame({"delta": d, "win_probability": np.round(100 * p, 1),
+                         "odds": np.round(p / (1 - p), 2)})
+
+
+# ---- match days and battles ------------------------------------------------------------
+def match_days(benchmark: Benchmark) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Normalized scores per match day: (scores K × M with NaN where absent, dataset codes, S_d).
+
+    Columns follow ``benchmark.models_``; the last array gives each match day's S_d.
+    """
+    keys = ["dataset", "seed"] if benchmark.has_seeds else ["dataset"]
+    table = benchmark._long.set_index(keys + ["model"])["norm"].unstack("model")
+    datasets = table.index.get_level_values("dataset")
+    models = benchmark.models_
+    table = table.reindex(columns=models)
+    codes, _ = pd.factorize(datasets, sort=True)
+    seeds_per_dataset = np.bincount(codes)
+    return table.to_numpy(dtype=float), codes, seeds_per_dataset[codes]
+
+
+def battle_points(scores: np.ndarray, tie_threshold: float) -> tuple[np.ndarray, np.ndarray]:
+    """Points of the first model of every pair (i < j) per match day: 1, ½, 0 or NaN.
+
+    Returns ``(points, pairs)``: points is K × P, pairs the (2, P) model indices.
+    NaN marks a pair that did not meet that day (one of the two has no score).
+    """
+    m = scores.shape[1]
+    pairs = np.vstack(np.triu_indices(m, 1))
+    diff = scores[:, pairs[0]] - scores[:, pairs[1]]
+    points = np.where(np.abs(diff) <= tie_threshold, 0.5, (diff > 0).astype(float))
+    points[np.isnan(diff)] = np.nan
+    return points, pairs
+
+
+def pair_sums_to_matrix(points: np.ndarray, totals: np.ndarray, pairs: np.ndarray,
+                        m: int) -> np.ndarray:
+    """(…, P) points of the first model and total weights per pair → (…, M, M) win matrix."""
+    shape = points.shape[:-1] + (m, m)
+    win = np.zeros(shape)
+    win[..., pairs[0], pairs[1]] = points
+    win[..., pairs[1], pairs[0]] = totals - points
+    return win
+
+
+def win_matrix(points: np.ndarray, weights: np.ndarray, pairs: np.ndarray, m: int) -> np.ndarray:
+    """Weighted win matrix W (M × M): W_ij = weighted points of i against j."""
+    met = ~np.isnan(points)
+    total = (met * weights[:, None]).sum(axis=0)
+    won = (np.where(met, points, 0.0) * weights[:, None]).sum(axis=0)
+    return pair_sums_to_matrix(won, total, pairs, m)
+
+
+def strongly_connected(win: np.ndarray) -> np.ndarray:
+    """Whether each (…, M, M) win matrix's graph (i → j when W_ij > 0) is strongly connected.
+
+    That is the condition for a finite Bradley-Terry MLE (Hunter 2004, Assumption 1).
+    """
+    adj = (win > 0).astype(np.float32)
+    ok = np.ones(win.shape[:-2], dtype=bool)
+    for a in (adj, np.swapaxes(adj, -1, -2)):
+        reach = np.zeros(win.shape[:-1], dtype=np.float32)
+        reach[..., 0] = 1.0
+        while True:
+            grown = np.maximum(reach, (np.einsum("...i,...ij->...j", reach, a) > 0))
+            if np.array_equal(grown, reach):
+                break
+            reach = grown
+        ok &= reach.all(axis=-1)
+    return ok
+
+
+def tie_prior(m: int) -> np.ndarray:
+    """The regularizing prior: one virtual dataset where every pair ties (weight 1/P each)."""
+    n_pairs = m * (m - 1) / 2
+    prior = np.full((m, m), 0.5 / n_pairs)
+    np.fill_diagonal(prior, 0.0)
+    return prior
+
+
+def _log_likelihood(theta: np.ndarray, win: np.ndarray) -> np.ndarray:
+    d = theta[:, :, None] - theta[:, None, :]
+    return -(win * np.logaddexp(0.0, -d)).sum(axis=(1, 2))
+
+
+def bradley_terry(win: np.ndarray, theta0: np.ndarray | None = None, tol: float = 1e-9,
+                  max_iter: int = 200) -> np.ndarray:
+    """Maximum-likelihood abilities θ (mean 0) for a batch of win matrices (B, M, M).
+
+    Newton's method on the concave log-likelihood Σ W_ij log σ(θ_i − θ_j) with a
+    backtracking line search, all replicates at once; converged replicates leave the
+    batch. Requires strongly connected graphs (see :func:`strongly_connected`).
+    """
+    b, m, _ = win.shape
+    total = win + np.swapaxes(win, 1, 2)
+    wins = win.sum(axis=2)
+    theta = np.zeros((b, m)) if theta0 is None else np.array(theta0, dtype=float, copy=True)
+    active = np.arange(b)
+    for _ in range(max_iter):
+        if active.size == 0:
+            break
+        th, w, n = theta[active], win[active], total[active]
+        p = 0.5 * (1.0 + np.tanh(0.5 * (th[:, :, None] - th[:, None, :])))
+        grad = wins[active] - (n * p).sum(axis=2)
+        h = n * p * (1.0 - p)
+        lap = -h
+        lap[:, np.arange(m), np.arange(m)] = h.sum(axis=2)
+        step = np.linalg.solve(lap + 1.0 / m, grad[..., None])[..., 0]
+        base = _log_likelihood(th, w)
+        scale = np.ones(active.size)
+        new = th + step
+        for _ in range(50):
+            worse = _log_likelihood(new, w) < base - 1e-12 * np.abs(base)
+            if not worse.any():
+                break
+            scale[worse] *= 0.5
+            new[worse] = th[worse] + scale[worse, None] * step[worse]
+        new -= new.mean(axis=1, keepdims=True)
+        theta[active] = new
+        moved = np.abs(new - th).max(axis=1)
+        active = active[moved >= tol]
+    if active.size:
+        raise RuntimeError(f"Bradley-Terry Newton iteration did not converge for {active.size} "
+                           f"of {b} win matrices within {max_iter} iterations")
+    return theta
+
+
+def _solve_batch(win: np.ndarray, theta0: np.ndarray | None) -> tuple[np.ndarray, int]:
+    """Regularize (only) the disconnected matrices, then solve; returns (θ, n regularized)."""
+    m = win.shape[-1]
+    bad = ~strongly_connected(win)
+    if bad.any():
+        win = win.copy()
+        win[bad] += tie_prior(m)
+    start = None if theta0 is None else np.broadcast_to(theta0, win.shape[:2])
+    return bradley_terry(win, start), int(bad.sum())
+
+
+def _day_blocks(n_per_day: np.ndarray, budget: int) -> list[tuple[int, int]]:
+    """Consecutive match-day ranges holding at most ``budget`` battles (or a single day)."""
+    blocks, first, held = [], 0, 0
+    for k, n in enumerate(n_per_day.tolist()):
+        if held and held + n > budget:
+            blocks.append((first, k))
+            first, held = k, 0
+        held += n
+    blocks.append((first, len(n_per_day)))
+    return blocks
+
+
+def bootstrap_pair_sums(points: np.ndarray, weights: np.ndarray, n_bootstrap: int,
+                        rng: np.random.Generator, chunk: int):
+    """Yield (won, total), each (chunk, P): per-replicate weighted points and weights per pair.
+
+    Battles are resampled with replacement within each match day: day k with n_k
+    battles gets n_k uniform draws among its own battles. The draws are summed per
+    (replicate, pair) with ``bincount``; no battle × model matrix is ever built. Memory
+    stays bounded by drawing at most ``_DRAW_BUDGET`` battles at once (several replicates
+    per draw when a replicate is small, blocks of match days when it is large).
+    """
+    met = ~np.isnan(points)
+    day, pair = np.nonzero(met)  # battles, grouped by match day (row-major order)
+    n_per_day = met.sum(axis=1)
+    offsets = np.concatenate([[0], np.cumsum(n_per_day)])
+    value = points[day, pair] * weights[day]
+    weight = weights[day]
+    n_pairs = points.shape[1]
+    per_draw = max(1, _DRAW_BUDGET // max(day.size, 1))
+    blocks = []
+    for d0, d1 in _day_blocks(n_per_day, _DRAW_BUDGET):
+        n = n_per_day[d0:d1]
+        s0, s1 = int(offsets[d0]), int(offsets[d1])
+        high = int(n[0]) if np.all(n == n[0]) else np.repeat(n, n)
+        start = np.repeat(offsets[d0:d1], n).astype(np.int32)
+        same_weight = bool(np.all(weight[s0:s1] == weight[s0]))
+        complete = bool(np.all(n == n_pairs))  # then a day's k-th battle is pair k
+        blocks.append((s1 - s0, high, start, same_weight, complete))
+    done = 0
+    while done < n_bootstrap:
+        size = min(chunk, n_bootstrap - done)
+        won = np.zeros((size, n_pairs))
+        total = np.zeros((size, n_pairs))
+        for r0 in range(0, size, per_draw):
+            r1 = min(size, r0 + per_draw)
+            bins = (r1 - r0) * n_pairs
+            shift = (np.arange(r1 - r0, dtype=np.int64) * n_pairs)[:, None]
+            for n_slots, high, start, same_weight, complete in blocks:
+                within = rng.integers(0, high, size=(r1 - r0, n_slots), dtype=np.int32)
+                draw = within + start
+                key = (shift + (within if complete else pair[draw])).ravel()
+                won[r0:r1] += np.bincount(key, weights=value[draw].ravel(),
+                                          minlength=bins).reshape(r1 - r0, n_pairs)
+                if same_weight:
+                    counts = np.bincount(key, minlength=bins) * weight[start[0]]
+                else:
+                    counts = np.bincount(key, weights=weight[draw].ravel(), minlength=bins)
+                total[r0:r1] += counts.reshape(r1 - r0, n_pairs)
+        yield won, total
+        done += size
+
+
+def to_elo(theta: np.ndarray) -> np.ndarray:
+    """Abilities θ → Elo ratings centred on 1000 (last axis = models)."""
+    return ELO_BASE + ELO_SCALE * (theta - theta.mean(axis=-1, keepdims=True))
+
+
+# ---- scorecards ----------------------------------------------------------------------
+def winrate_matrix(scores: np.ndarray, tie_threshold: float) -> np.ndarray:
+    """Share of datasets where row beats column (ties ½) from an M × D score matrix."""
+    diff = scores[:, None, :] - scores[None, :, :]
+    points = np.where(np.abs(diff) <= tie_threshold, 0.5, (diff > 0).astype(float))
+    share = points.mean(axis=2)
+    np.fill_diagonal(share, np.nan)
+    return share
+
+
+def battle_counts(points: np.ndarray, pairs: np.ndarray, m: int) -> np.ndarray:
+    """Unweighted (wins, losses, ties) of row against column over all match days: (3, M, M)."""
+    wins = (points == 1.0).sum(axis=0)
+    losses = (points == 0.0).sum(axis=0)
+    ties = (points == 0.5).sum(axis=0)
+    out = np.zeros((3, m, m), dtype=np.int64)
+    out[0][pairs[0], pairs[1]], out[0][pairs[1], pairs[0]] = wins, losses
+    out[1][pairs[0], pairs[1]], out[1][pairs[1], pairs[0]] = losses, wins
+    out[2][pairs[0], pairs[1]], out[2][pairs[1], pairs[0]] = ties, ties
+    return out
+
+
+def _format_record(wins: np.ndarray, losses: np.ndarray, ties: np.ndarray,
+                   share: np.ndarray) -> list[str]:
+    texts = []
+    for w, lo, t, s in zip(wins, losses, ties, share, strict=True):
+        head = f"{w}–{lo}" + (f"–{t}" if t else "")
+        texts.append(f"{head} ({100 * s:.1f} %)" if np.isfinite(s) else f"{head} (no battles)")
+    return texts
+
+
+def record_table(counts: np.ndarray, models: list[str], order: list[int]) -> pd.DataFrame:
+    """Long scorecard: one row per ordered pair, then one "(all)" row per model."""
+    m = len(models)
+    rows_i, cols_j = np.nonzero(~np.eye(m, dtype=bool))
+    rank = np.empty(m, dtype=int)
+    rank[order] = np.arange(m)
+    keep = np.lexsort((rank[cols_j], rank[rows_i]))
+    rows_i, cols_j = rows_i[keep], cols_j[keep]
+    w, lo, t = (c[rows_i, cols_j] for c in counts)
+    total = counts.sum(axis=2)
+    wt, lt, tt = total[0][order], total[1][order], total[2][order]
+    wins = np.concatenate([w, wt])
+    losses = np.concatenate([lo, lt])
+    ties = np.concatenate([t, tt])
+    n = wins + losses + ties
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = np.where(n > 0, (wins + 0.5 * ties) / np.maximum(n, 1), np.nan)
+    names = np.asarray(models, dtype=object)
+    table = pd.DataFrame({
+        "model": np.concatenate([names[rows_i], names[order]]),
+        "opponent": np.concatenate([names[cols_j], np.full(m, "(all)", dtype=object)]),
+        "wins": wins, "losses": losses, "ties": ties, "win_share": share,
+        "record": _format_record(wins, losses, ties, share),
+    })
+    return table
+
+
+# ---- the method ------------------------------------------------------------------------
+class EloResult(Result):
+    """Elo ratings with bootstrap intervals, plus win-rate matrix and match record."""
+
+    method = "elo"
+
+    def __init__(self, table: pd.DataFrame, *, winrate_matrix: pd.DataFrame,
+                 record: pd.DataFrame, bootstrap: pd.DataFrame, **params: Any) -> None:
+        super().__init__(table, **params)
+        self.winrate_matrix = winrate_matrix
+        self.record = record
+        self.bootstrap = bootstrap
+
+    @property
+    def scorecard(self) -> pd.DataFrame:
+        """The record as a model × opponent grid of "W–L (share)" strings, with a total column."""
+        grid = self.record.pivot(index="model", columns="opponent", values="record")
+        order = list(self.table["model"])
+        grid = grid.reindex(index=order, columns=order + ["(all)"]).fillna("—")
+        grid = grid.rename(columns={"(all)": "total"})
+        grid.insert(len(grid.columns), "ELO", self.table.set_index("model")["ELO"].round(1))
+        return grid
+
+    def plot(self, ax: Any = None, figsize: tuple[float, float] | None = None,
+             title: str | None = None) -> Any:
+        from ..plots.bars import ranking_bars
+
+        return ranking_bars(self.table, "ELO", ci=("CI_low", "CI_high"), ax=ax, figsize=figsize,
+                            title=title or "Bradley-Terry Elo (95 % bootstrap interval)",
+                            xlabel="Elo rating", reference_line=ELO_BASE)
+
+    def plot_winrate(self, ax: Any = None, figsize: tuple[float, float] | None = None,
+                     title: str | None = None) -> Any:
+        """Heatmap of the share of datasets where the row model beats the column model."""
+        from ..plots.heatmap import heatmap
+
+        return heatmap(self.winrate_matrix, ax=ax, figsize=figsize,
+                       title=title or "Win rate of row model against column model",
+                       colorbar_label="share of datasets won (ties ½)", fmt="{:.2f}",
+                       vmin=0.0, vmax=1.0, xlabel="opponent", ylabel="model")
+
+
+def _check_params(n_bootstrap: Any, tie_threshold: Any) -> tuple[int, float]:
+    if isinstance(n_bootstrap, bool) or not isinstance(n_bootstrap, (int, np.integer)):
+        raise TypeError(f"n_bootstrap must be an integer, got {n_bootstrap!r}")
+    if n_bootstrap < 0:
+        raise ValueError(f"n_bootstrap must be 0 (point estimate only) or more, "
+                         f"got {n_bootstrap!r}")
+    if tie_threshold is None:
+        return int(n_bootstrap), 0.0
+    if isinstance(tie_threshold, bool) or not isinstance(tie_threshold, (int, float, np.number)):
+        raise TypeError(f"tie_threshold must be a number or None, got {tie_threshold!r}")
+    if not (math.isfinite(tie_threshold) and tie_threshold >= 0):
+        raise ValueError(f"tie_threshold must be finite and >= 0, got {tie_threshold!r}")
+    return int(n_bootstrap), float(tie_threshold)
+
+
+def _warn_few_shared_seeds(scores: np.ndarray, codes: np.ndarray, seeds: np.ndarray,
+                           pairs: np.ndarray, datasets: list[str]) -> None:
+    """Warn naming datasets where some model pair shares under half of the seed labels."""
+    present = ~np.isnan(scores)
+    if present.all():
+        return
+    shared = np.zeros((codes.max() + 1, pairs.shape[1]))
+    np.add.at(shared, codes, present[:, pairs[0]] & present[:, pairs[1]])
+    n_labels = np.bincount(codes)
+    few = (shared < n_labels[:, None] / 2).any(axis=1)
+    if few.any():
+        names = [datasets[i] for i in np.flatnonzero(few)]
+        warnings.warn(f"models share few or no seed labels in dataset(s) {names!r}: battles are "
+                      "only played on a common seed label, so pairs sharing under half of a "
+                      "dataset's seed labels weigh less and pairs sharing none contribute nothing",
+                      UserWarning, stacklevel=3)
+
+
+def elo_ranking(
+    benchmark: Benchmark,
+    n_bootstrap: int = 1000,
+    random_state: Any = None,
+    tie_threshold: float | None = None,
+    calibration_model: str | None = None,
+) -> EloResult:
+    """Bradley-Terry Elo ratings with 95 % percentile bootstrap intervals (see module doc)."""
+    n_bootstrap, threshold = _check_params(n_bootstrap, tie_threshold)
+    models = benchmark.models_
+    m = len(models)
+    if m < 2:
+        raise ValueError(f"elo_ranking needs at least two models, got {models!r}")
+    if calibration_model is not None and calibration_model not in models:
+        raise ValueError(f"calibration_model {calibration_model!r} not found in score matrix; "
+                         f"models are {models!r}")
+    rng = np.random.default_rng(random_state)
+
+    scores, codes, seeds = match_days(benchmark)
+    points, pairs = battle_points(scores, threshold)
+    if benchmark.has_seeds:
+        _warn_few_shared_seeds(scores, codes, seeds, pairs, benchmark.datasets_)
+    met_any = ~np.isnan(points).all(axis=1)
+    points, codes, seeds = points[met_any], codes[met_any], seeds[met_any]
+    weights = 1.0 / (pairs.shape[1] * seeds)
+
+    win = win_matrix(points, weights, pairs, m)
+    theta, n_reg = _solve_batch(win[None], None)
+    if n_reg:
+        warnings.warn("the Bradley-Terry MLE is infinite for these battles (a model wins or "
+                      "loses all its battles, or some models are never compared): added a prior "
+                      "of one virtual dataset in which every pair of models ties (weight 1/P per "
+                      "pair) to keep the ratings finite", UserWarning, stacklevel=3)
+    elo = to_elo(theta[0])
+
+    reps = np.empty((n_bootstrap, m))
+    n_reg_boot = 0
+    if n_bootstrap:
+        chunk = max(1, min(n_bootstrap, _SOLVE_BUDGET // (m * m)))
+        with Progress(n_bootstrap, "Elo bootstrap") as bar:
+            done = 0
+            for won, total in bootstrap_pair_sums(points, weights, n_bootstrap, rng, chunk):
+                wins = pair_sums_to_matrix(won, total, pairs, m)
+                th, n_bad = _solve_batch(wins, theta[0])
+                reps[done:done + len(wins)] = to_elo(th)
+                n_reg_boot += n_bad
+                done += len(wins)
+                bar.update(len(wins))
+        if n_reg_boot and not n_reg:
+            warnings.warn(f"{n_reg_boot} of {n_bootstrap} bootstrap replicates had an infinite "
+                          "Bradley-Terry MLE and got the tie prior (one virtual all-tie "
+                          "dataset); the interval ends may be wide", UserWarning, stacklevel=3)
+        low, high = np.percentile(reps, [2.5, 97.5], axis=0)
+    else:
+        low, high = elo.copy(), elo.copy()
+
+    shift = 0.0
+    if calibration_model is not None:
+        shift = ELO_BASE - elo[models.index(calibration_model)]
+    order = np.lexsort((np.asarray(models, dtype=object), -elo))
+    table = pd.DataFrame({"model": np.asarray(models, dtype=object)[order],
+                          "ELO": (elo + shift)[order], "CI_low": (low + shift)[order],
+                          "CI_high": (high + shift)[order]})
+
+    share = winrate_matrix(benchmark.scores_.loc[models].to_numpy(dtype=float), threshold)
+    by_rate = np.lexsort((np.asarray(models, dtype=object), -np.nanmean(share, axis=1)))
+    rate_names = [models[i] for i in by_rate]
+    winrates = pd.DataFrame(share[np.ix_(by_rate, by_rate)],
+                            index=pd.Index(rate_names, name="model"),
+                            columns=pd.Index(rate_names, name="opponent"))
+    record = record_table(battle_counts(points, pairs, m), models, list(order))
+    boot = pd.DataFrame(reps + shift, columns=pd.Index(models, name="model"))
+    return EloResult(table, winrate_matrix=winrates, record=record, bootstrap=boot,
+                     n_bootstrap=n_bootstrap, random_state=random_state,
+                     tie_threshold=tie_threshold, calibration_model=calibration_model,
+                     regularized=bool(n_reg), regularized_replicates=n_reg_boot)
