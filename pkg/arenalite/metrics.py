@@ -49,6 +49,7 @@ ROW_SUM_ATOL = 1e-5
 """Default tolerance on the row sums of a probability matrix (float32 softmax passes)."""
 
 _EPS = float(np.finfo(np.float64).eps)
+_NUMERIC_INFERRED = ("integer", "floating", "mixed-integer-float", "boolean")
 
 
 # ----------------------------------------------------------------------------- validation
@@ -78,17 +79,15 @@ def numeric_1d(values: Any, name: str) -> np.ndarray:
     """``values`` as a finite float64 vector; errors name ``name``, the value and position."""
     arr = _array(values, name)
     _check_1d(arr, name)
-    if arr.dtype.kind not in "biuf":
+    if arr.dtype.kind == "O":
         _first_missing(arr, name)
-        try:
-            return numeric_1d(arr.astype(np.float64), name)
-        except (TypeError, ValueError):
-            for i, v in enumerate(arr):  # error path only: locate the offending entry
-                if not isinstance(v, (int, float, np.integer, np.floating)):
-                    raise TypeError(
-                        f"{name} must be numeric; found {v!r} at position {i}"
-                    ) from None
-            raise
+        if pd.api.types.infer_dtype(arr, skipna=False) in _NUMERIC_INFERRED:
+            arr = arr.astype(np.float64)
+    if arr.dtype.kind not in "biuf":
+        for i, v in enumerate(arr.tolist()):  # error path only: locate the offending entry
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise TypeError(f"{name} must be numeric; found {v!r} at position {i}")
+        raise TypeError(f"{name} must be numeric, got dtype {arr.dtype}")
     out = arr.astype(np.float64)
     bad = ~np.isfinite(out)
     if bad.any():
