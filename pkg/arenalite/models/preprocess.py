@@ -61,7 +61,7 @@ def _matrix(x: object, name: str) -> np.ndarray:
     bad = ~np.isfinite(arr)
     if bad.any():
         row, col = np.argwhere(bad)[0]
-        raise ValueError(f"{name} has a non-finite value {arr[row, col]!r} in row {row}, "
+        raise ValueError(f"{name} has a non-finite value {arr[row, col].item()!r} in row {row}, "
                          f"column {col}")
     return arr
 
@@ -72,12 +72,12 @@ def _labels(y: np.ndarray, n_classes: int | None, task: str) -> tuple[np.ndarray
         if frac.any():
             row = int(np.argmax(frac))
             raise ValueError(f"y_train must hold integer class labels for task {task!r}; "
-                             f"row {row} has {y[row]!r}")
+                             f"row {row} has {y[row].item()!r}")
     labels = y.astype(np.int64)
     low = int(labels.min())
     if low < 0:
         row = int(np.argmin(labels))
-        raise ValueError(f"y_train labels must be 0 … C−1; row {row} has {y[row]!r}")
+        raise ValueError(f"y_train labels must be 0 … C−1; row {row} has {y[row].item()!r}")
     if n_classes is None:
         n_classes = 2 if task == "binary" else int(labels.max()) + 1
     elif isinstance(n_classes, bool) or not isinstance(n_classes, int | np.integer):
@@ -91,7 +91,7 @@ def _labels(y: np.ndarray, n_classes: int | None, task: str) -> tuple[np.ndarray
     if high.any():
         row = int(np.argmax(high))
         raise ValueError(f"y_train labels must be 0 … C−1 = {n_classes - 1}; "
-                         f"row {row} has {y[row]!r}")
+                         f"row {row} has {y[row].item()!r}")
     return labels, n_classes
 
 
@@ -116,7 +116,7 @@ def prepare(x_train: object, y_train: object, x_test: object, task: str,
     bad = ~np.isfinite(y)
     if bad.any():
         row = int(np.argmax(bad))
-        raise ValueError(f"y_train has a non-finite value {y[row]!r} in row {row}")
+        raise ValueError(f"y_train has a non-finite value {y[row].item()!r} in row {row}")
     if task == "regression":
         if n_classes is not None:
             raise ValueError(f"n_classes must be None for task 'regression', got {n_classes!r}")
