@@ -50,6 +50,7 @@ def aggregate_scores(matrix: np.ndarray, agg: str = "trimmed_mean") -> np.ndarra
     if not np.isfinite(matrix).all():
         raise ValueError("the score matrix has missing or non-finite values; load with "
                          "drop_incomplete=True or select complete models")
+    matrix = np.sort(matrix, axis=1)  # same multiset → bit-identical result (exact ties)
     if agg == "trimmed_mean":
         return trim_mean(matrix, 0.25, axis=1)
     if agg == "mean":
