@@ -1,0 +1,136 @@
+"""Python runner: results-table contract, load_df round trip, summaries, executors."""
+
+from __future__ import annotations
+
+from concurrent.futures import ProcessPoolExecutor
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import arenalite
+import arenalite.datasets as D
+from arenalite.runner import COLUMNS, run, summarize
+from arenalite.splits import make_splits
+
+MODELS = [{"name": "knn", "k": 5}, {"name": "attention"}, {"name": "icl_transformer"}]
+TIMING = ["embed_ms", "layers_ms", "head_ms", "total_ms", "rows_per_s"]
+
+
+def subset(name: str, n: int) -> D.Dataset:
+    ds = D.load(name)
+    rows = np.linspace(0, ds.n_rows - 1, n).astype(int)
+    return D.Dataset(name, ds.X[rows], ds.y[rows], ds.task, ds.n_classes, ds.feature_names)
+
+
+@pytest.fixture(scope="module")
+def small():
+    data = {"breast_cancer": subset("breast_cancer", 90), "iris": subset("iris", 60),
+            "diabetes": subset("diabetes", 60)}
+    splits = {name: make_splits(ds.n_rows, ds.task,
+                                y=None if ds.task == "regression" else ds.y,
+                                dataset=name, n_repeats=1) for name, ds in data.items()}
+    return data, splits
+
+
+@pytest.fixture(scope="module")
+def serial(small):
+    return run(*small, MODELS, progress=False)
+
+
+def test_results_table(serial, small):
+    data, splits = small
+    assert list(serial.columns) == COLUMNS
+    assert len(serial) == 3 * 3 * 3
+    assert list(pd.unique(serial["dataset"])) == list(data)
+    assert set(serial["model"]) == {"knn", "attention", "icl_transformer"}
+    by_task = serial.groupby("task")["metric"].unique().map(list).to_dict()
+    assert by_task == {"binary": ["roc_auc"], "multiclass": ["log_loss"],
+                       "regression": ["rmse"]}
+    binary = serial[serial["task"] == "binary"]
+    assert np.allclose(binary["error"], 1 - binary["score"])
+    other = serial[serial["task"] != "binary"]
+    assert np.array_equal(other["error"], other["score"])
+    assert (serial["seed"] == serial["repeat"] * 3 + serial["fold"]).all()
+    assert (serial["n_train"] + serial["n_test"]).groupby(serial["dataset"]).unique().map(
+        list).to_dict() == {n: [ds.n_rows] for n, ds in data.items()}
+    assert (serial["runner"] == "python").all()
+    assert (serial[TIMING] > 0).to_numpy().all()
+    assert np.allclose(serial["rows_per_s"], serial["n_test"] / (serial["total_ms"] / 1e3))
+
+
+def test_load_df_ranks_the_models(serial):
+    bench = arenalite.load_df(serial, metric="metric", score="score", seed="seed",
+                              norm_ref_low=0.0, norm_ref_high={"breast_cancer": 1.0,
+                                                               "iris": 2.0, "diabetes": 100.0})
+    assert sorted(bench.models_) == ["attention", "icl_transformer", "knn"]
+    assert bench.directions_.to_dict() == {"breast_cancer": "max", "diabetes": "min",
+                                           "iris": "min"}
+    ranking = bench.aggregate_ranking(agg="mean").table
+    assert list(ranking.columns) == ["model", "score"] and len(ranking) == 3
+    # The error column is lower-is-better everywhere; say so with metric_direction.
+    errors = arenalite.load_df(serial, metric="metric", score="error", seed="seed",
+                               metric_direction=dict.fromkeys(pd.unique(serial["dataset"]),
+                                                              "min"),
+                               norm_ref_low=0.0, norm_ref_high={"breast_cancer": 1.0,
+                                                                "iris": 2.0,
+                                                                "diabetes": 100.0})
+    flipped = errors.aggregate_ranking(agg="mean").table
+    assert list(flipped["model"]) == list(ranking["model"])
+
+
+def test_summarize(serial):
+    table = summarize(serial)
+    assert list(table.columns) == ["dataset", "model", "task", "metric", "n_folds", "score",
+                                   "score_se", "error", "error_se", "rows_per_s"]
+    row = table[(table["dataset"] == "iris") & (table["model"] == "knn")].iloc[0]
+    folds = serial[(serial["dataset"] == "iris") & (serial["model"] == "knn")]["score"]
+    assert row["n_folds"] == 3
+    assert np.isclose(row["score"], folds.mean())
+    assert np.isclose(row["score_se"], np.sqrt(folds.var(ddof=1) / 3))
+
+
+def test_process_pool_and_dask_give_identical_scores(serial, small):
+    distributed = pytest.importorskip("distributed")
+    with ProcessPoolExecutor(max_workers=2) as pool:
+        pooled = run(*small, MODELS, executor=pool, progress=False)
+    with distributed.Client(processes=False, n_workers=1, threads_per_worker=2,
+                            dashboard_address=None) as client:
+        dasked = run(*small, MODELS, executor=client.get_executor(), progress=False)
+    for other in (pooled, dasked):
+        pd.testing.assert_frame_equal(other.drop(columns=TIMING), serial.drop(columns=TIMING))
+
+
+def test_progress_bar(small, capsys):
+    data, splits = small
+    run({"iris": data["iris"]}, {"iris": splits["iris"]}, MODELS[:1], progress=True)
+    assert "run [" in capsys.readouterr().err
+
+
+def test_bundled_names_are_accepted():
+    ds = D.load("iris")
+    out = run(["iris"], {"iris": make_splits(ds.n_rows, ds.task, y=ds.y, n_repeats=1)},
+              [{"name": "knn", "k": 1}, {"name": "knn", "k": 9}], progress=False)
+    assert list(pd.unique(out["model"])) == ["knn(k=1)", "knn(k=9)"]
+
+
+def test_bad_input(small):
+    data, splits = small
+    iris = {"iris": data["iris"]}
+    with pytest.raises(ValueError, match=r"missing \['iris'\]"):
+        run(iris, {}, MODELS)
+    with pytest.raises(ValueError, match="has n_rows=90 but dataset 'iris' has 60 rows"):
+        run(iris, {"iris": {**splits["breast_cancer"], "dataset": "iris",
+                            "task": "multiclass"}}, MODELS)
+    with pytest.raises(ValueError, match="is for dataset 'wine'"):
+        run(iris, {"iris": {**splits["iris"], "dataset": "wine"}}, MODELS)
+    with pytest.raises(ValueError, match=r"duplicate labels \['knn'\]"):
+        run(iris, {"iris": splits["iris"]}, [{"name": "knn"}, {"name": "knn"}])
+    with pytest.raises(TypeError, match="models must be a non-empty list"):
+        run(iris, {"iris": splits["iris"]}, {"name": "knn"})
+    with pytest.raises(TypeError, match=r"datasets\['iris'\] must be an arenalite"):
+        run({"iris": "iris"}, {"iris": splits["iris"]}, MODELS)
+    with pytest.raises(ValueError, match="excludes columns"):
+        run(iris, {"iris": {**splits["iris"], "excluded_columns": ["colour"]}}, MODELS)
+    with pytest.raises(ValueError, match="single fold"):
+        summarize(run(iris, {"iris": splits["iris"]}, MODELS[:1], progress=False).iloc[:1])
