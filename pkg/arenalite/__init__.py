@@ -7,7 +7,9 @@ Data flows one way: load (:func:`load_df`) → normalize → method
 
 from .benchmark import Benchmark, BenchmarkGroup
 from .load import load_csv, load_df
+from .rankings.aggregate import aggregate_ranking
 from .rankings.elo import elo_gap, elo_rule_of_thumb, elo_win_probability
+from .rankings.iqm import iqm_ranking
 from .registry import get_metric, register_metric
 
 __version__ = "0.1.0"
@@ -15,10 +17,12 @@ __version__ = "0.1.0"
 __all__ = [
     "Benchmark",
     "BenchmarkGroup",
+    "aggregate_ranking",
     "elo_gap",
     "elo_rule_of_thumb",
     "elo_win_probability",
     "get_metric",
+    "iqm_ranking",
     "load_csv",
     "load_df",
     "register_metric",
