@@ -1,0 +1,90 @@
+// knn and attention (docs/models.md) on the GPU: distances on standardized features,
+// then top-k + vote (knn) or softmax over all context rows (attention).
+import { columnStats, gpuLabels, standardize, targetStats } from "./data.js";
+import { now, workgroups } from "./engine.js";
+
+const MAX_DIST_VALUES = 1 << 22;
+
+function checkedK(model, n) {
+  const k = model.k ?? 5;
+  if (!Number.isInteger(k) || k < 1) throw new RangeError(`knn: k must be a positive integer, got ${k}`);
+  const kk = Math.min(k, n);
+  if (kk > 64) throw new RangeError(`knn: k = ${k} exceeds 64, the top-k kernel's limit`);
+  return kk;
+}
+
+function checkedTemperature(model, F) {
+  const t = model.temperature ?? F;
+  if (!Number.isFinite(t) || t <= 0) {
+    throw new RangeError(`attention: temperature must be a positive number, got ${t}`);
+  }
+  return t;
+}
+
+function batchRows(model, n, m) {
+  const rows = model.batchRows ?? Math.floor(MAX_DIST_VALUES / n);
+  if (!Number.isInteger(rows) || rows < 1) {
+    throw new RangeError(`batchRows must be a positive integer, got ${model.batchRows}`);
+  }
+  return Math.max(1, Math.min(rows, m, 65535 * 16));
+}
+
+/** Run knn or attention on validated data `d`; resolves to {output, timings}. */
+export async function runDistanceModel(engine, model, d) {
+  const { n, m, F, C, task } = d;
+  const isKnn = model.name === "knn";
+  const k = isKnn ? checkedK(model, n) : 0;
+  const invT = isKnn ? 0 : 1 / checkedTemperature(model, F);
+  const B = batchRows(model, n, m);
+  const [pDist, pTop, pVote] = await Promise.all([
+    engine.pipeline("knn", "distances"), engine.pipeline("knn", "topk"),
+    engine.pipeline("labels", isKnn ? "knn_vote" : "softmax_vote")]);
+
+  const timings = { embed: 0, layers: [0], head: 0, total: 0, batches: 0 };
+  let t0 = now();
+  const stats = columnStats(d.xTrain, n, F);
+  const tstats = task === "regression" ? targetStats(d.yTrain) : null;
+  const xc = engine.upload("dm.ctx.x", standardize(d.xTrain, n, F, stats));
+  const y = engine.upload("dm.ctx.y", gpuLabels(d.yTrain, task, tstats));
+  const xqAll = standardize(d.xTest, m, F, stats);
+  await engine.device.queue.onSubmittedWorkDone();
+  timings.embed += now() - t0;
+
+  const width = C || 1;
+  const output = new Float32Array(m * width);
+  const dist = engine.buffer("dm.dist", B * n * 4);
+  const idx = engine.buffer("dm.idx", B * Math.max(k, 1) * 4);
+  const out = engine.buffer("dm.out", B * width * 4);
+  for (let start = 0; start < m; start += B) {
+    const rows = Math.min(B, m - start);
+    t0 = now();
+    const xq = engine.upload("dm.q.x", xqAll.subarray(start * F, (start + rows) * F));
+    await engine.device.queue.onSubmittedWorkDone();
+    timings.embed += now() - t0;
+
+    const params = engine.uniform("dm.knn", [["u32", rows], ["u32", n], ["u32", F], ["u32", k]]);
+    timings.layers[0] += await engine.stage((pass) => {
+      engine.dispatch(pass, pDist, { 0: params, 1: xq, 2: xc, 3: dist },
+        [workgroups(n, 16), workgroups(rows, 16), 1]);
+      if (isKnn) engine.dispatch(pass, pTop, { 0: params, 3: dist, 4: idx }, [workgroups(rows, 64), 1, 1]);
+    });
+
+    t0 = now();
+    const vote = engine.uniform("dm.vote", [["u32", rows], ["u32", n], ["u32", k], ["u32", C],
+      ["f32", invT]]);
+    await engine.stage((pass) => {
+      const bind = isKnn ? { 0: vote, 1: y, 2: idx, 4: out } : { 0: vote, 1: y, 3: dist, 4: out };
+      engine.dispatch(pass, pVote, bind, [workgroups(rows, 64), 1, 1]);
+    });
+    const part = await engine.read(out, rows * width);
+    if (tstats) {
+      for (let i = 0; i < rows; i++) output[start + i] = part[i] * tstats.std + tstats.mean;
+    } else {
+      output.set(part, start * width);
+    }
+    timings.head += now() - t0;
+    timings.batches++;
+  }
+  timings.total = timings.embed + timings.layers[0] + timings.head;
+  return { output, timings };
+}

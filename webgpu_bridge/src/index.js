@@ -1,0 +1,11 @@
+// arenalite WebGPU bridge: in-context tabular models in WGSL, timed per stage, and a
+// runner on persisted splits. Plain ES modules: page, Web Worker and Node (`webgpu`).
+export { Bridge, MODELS } from "./bridge.js";
+export { runSplits, datasetMatrix } from "./runner.js";
+export { parseSplits } from "./splits.js";
+export { RESULT_COLUMNS, resultRow } from "./results.js";
+export { rocAuc, logLoss, rmse, taskScore } from "./metrics.js";
+export { loadWeights, parseWeights, expectedShapes, sha256Hex } from "./weights.js";
+export { validateData, columnStats, standardize, targetStats } from "./data.js";
+export { describeAdapter } from "./gpu.js";
+export { KERNELS, loadKernel } from "./kernels.js";

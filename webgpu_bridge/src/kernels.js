@@ -1,0 +1,16 @@
+// WGSL sources live in src/kernels/*.wgsl; they are read next to this module once and cached.
+import { readText } from "./io.js";
+
+export const KERNELS = ["matmul", "gelu_mlp", "layer_norm", "attention", "knn", "labels",
+  "head", "embed"];
+
+const cache = new Map();
+
+/** The WGSL source of a kernel file, read once per page/worker/process. */
+export function loadKernel(name) {
+  if (!KERNELS.includes(name)) throw new Error(`unknown kernel '${name}'`);
+  if (!cache.has(name)) {
+    cache.set(name, readText(new URL(`./kernels/${name}.wgsl`, import.meta.url)));
+  }
+  return cache.get(name);
+}

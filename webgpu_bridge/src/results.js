@@ -1,0 +1,21 @@
+// Rows of the results table (docs/ARCHITECTURE.md), with exactly its snake_case keys.
+
+export const RESULT_COLUMNS = ["model", "dataset", "task", "metric", "score", "error",
+  "split_id", "repeat", "fold", "seed", "n_train", "n_test", "runner", "device", "embed_ms",
+  "layers_ms", "head_ms", "total_ms", "rows_per_s"];
+
+/** One results-table row for a model on one split, from its score and stage timings. */
+export function resultRow({ model, dataset, task, scored, split, nFolds, device, timings }) {
+  const layers = timings.layers.reduce((a, b) => a + b, 0);
+  const nTest = split.test.length;
+  return {
+    model, dataset, task,
+    metric: scored.metric, score: scored.score, error: scored.error,
+    split_id: split.id, repeat: split.repeat, fold: split.fold,
+    seed: split.repeat * nFolds + split.fold,
+    n_train: split.train.length, n_test: nTest,
+    runner: "webgpu", device,
+    embed_ms: timings.embed, layers_ms: layers, head_ms: timings.head, total_ms: timings.total,
+    rows_per_s: timings.total > 0 ? nTest / (timings.total / 1000) : Infinity,
+  };
+}

@@ -1,0 +1,94 @@
+// The browser runner: every model on every persisted split of a dataset, returning rows
+// of the results table (runner "webgpu", device = the adapter description).
+import { parseSplits } from "./splits.js";
+import { taskScore } from "./metrics.js";
+import { resultRow } from "./results.js";
+
+/**
+ * Features of a dataset as a row-major Float32Array, leaving out the split file's
+ * excluded (leakage) columns. `dataset` is {name, task, y, nClasses?} plus either
+ * `columns` ({name: typed array}) or `x` (row-major) with `nFeatures` [and `featureNames`].
+ */
+export function datasetMatrix(dataset, excluded = []) {
+  const y = dataset.y;
+  if (!y || typeof y.length !== "number") throw new TypeError(`dataset '${dataset.name}' has no y`);
+  const nRows = y.length;
+  let names;
+  let cols;
+  if (dataset.columns) {
+    names = Object.keys(dataset.columns).filter((c) => !excluded.includes(c));
+    cols = names.map((c) => dataset.columns[c]);
+    cols.forEach((col, j) => {
+      if (col.length !== nRows) {
+        throw new RangeError(`dataset '${dataset.name}': column '${names[j]}' has ${col.length} ` +
+          `values, y has ${nRows}`);
+      }
+    });
+  } else if (dataset.x) {
+    const F = dataset.nFeatures;
+    if (!Number.isInteger(F) || dataset.x.length !== nRows * F) {
+      throw new RangeError(`dataset '${dataset.name}': x has ${dataset.x.length} values, ` +
+        `expected ${nRows} rows x nFeatures = ${F}`);
+    }
+    const all = dataset.featureNames ?? null;
+    const drop = all ? excluded.filter((c) => all.includes(c)) : [];
+    if (!all && excluded.length) {
+      throw new Error(`dataset '${dataset.name}': the splits exclude ${excluded.join(", ")} ` +
+        "but the dataset has no featureNames to find them");
+    }
+    if (!drop.length) return { x: Float32Array.from(dataset.x), F, nRows };
+    names = all.filter((c) => !drop.includes(c));
+    cols = names.map((c) => {
+      const j = all.indexOf(c);
+      return Float32Array.from({ length: nRows }, (_, i) => dataset.x[i * F + j]);
+    });
+  } else {
+    throw new TypeError(`dataset '${dataset.name}' needs 'columns' or 'x'`);
+  }
+  const F = cols.length;
+  const x = new Float32Array(nRows * F);
+  for (let j = 0; j < F; j++) for (let i = 0; i < nRows; i++) x[i * F + j] = cols[j][i];
+  return { x, F, nRows };
+}
+
+function gather(x, F, rows) {
+  const out = new Float32Array(rows.length * F);
+  rows.forEach((r, i) => out.set(x.subarray(r * F, (r + 1) * F), i * F));
+  return out;
+}
+
+/**
+ * Run every model on every split; resolves to result rows (RESULT_COLUMNS keys).
+ * Each model gets one warm-up pass on the first split first (recorded in bridge.warmups,
+ * not in the rows). options.onProgress(done, total) is called after each split.
+ */
+export async function runSplits(bridge, dataset, splits, models, { onProgress, warmup = true } = {}) {
+  const { task, name } = dataset;
+  const sp = parseSplits(splits, { nRows: dataset.y?.length, task, dataset: name });
+  const { x, F } = datasetMatrix(dataset, sp.excluded_columns ?? []);
+  const y = Float64Array.from(dataset.y);
+  const C = task === "regression" ? 0 : (dataset.nClasses ?? Math.max(...y) + 1);
+  const nFolds = sp.n_folds ?? 1 + Math.max(...sp.splits.map((s) => s.fold));
+  const rows = [];
+  const total = models.length * sp.splits.length;
+  for (const model of models) {
+    let first = warmup;
+    for (const split of sp.splits) {
+      const data = {
+        xTrain: gather(x, F, split.train), yTrain: Float32Array.from(split.train, (i) => y[i]),
+        xTest: gather(x, F, split.test), nFeatures: F, task,
+        nClasses: C || undefined,
+      };
+      const { output, timings } = await bridge.predict(model, data, { warmup: first });
+      first = false;
+      const yTest = Float64Array.from(split.test, (i) => y[i]);
+      rows.push(resultRow({
+        model: model.label ?? model.name, dataset: name, task,
+        scored: taskScore(task, yTest, output, C), split, nFolds,
+        device: bridge.adapterInfo.description, timings,
+      }));
+      onProgress?.(rows.length, total);
+    }
+  }
+  return rows;
+}

@@ -1,0 +1,112 @@
+// Float64 CPU reference of docs/models.md used only by the node tests, to check the
+// WGSL kernels without Python. Straightforward loops; small inputs only.
+import { columnStats, targetStats } from "../src/data.js";
+
+function standardized(d, width) {
+  const { n, m, F } = d;
+  const s = columnStats(d.xTrain, n, F);
+  const rows = (x, k) => Array.from({ length: k }, (_, i) => Array.from({ length: width },
+    (_, f) => (f < F ? (x[i * F + f] - s.mean[f]) / s.std[f] : 0)));
+  return [rows(d.xTrain, n), rows(d.xTest, m)];
+}
+
+const sqdist = (a, b) => a.reduce((acc, v, f) => acc + (v - b[f]) ** 2, 0);
+
+export function refDistanceModel(model, d) {
+  const [xc, xq] = standardized(d, d.F);
+  const { n, C } = d;
+  const out = [];
+  for (const q of xq) {
+    const dist = xc.map((c) => sqdist(q, c));
+    if (model.name === "knn") {
+      const k = Math.min(model.k ?? 5, n);
+      const order = dist.map((v, j) => j).sort((a, b) => dist[a] - dist[b] || a - b).slice(0, k);
+      if (!C) out.push(order.reduce((a, j) => a + d.yTrain[j], 0) / k);
+      else for (let c = 0; c < C; c++) out.push((order.filter((j) => d.yTrain[j] === c).length + 1) / (k + C));
+    } else {
+      const T = model.temperature ?? d.F;
+      const mn = Math.min(...dist);
+      const w = dist.map((v) => Math.exp(-(v - mn) / T));
+      const z = w.reduce((a, b) => a + b, 0);
+      if (!C) out.push(w.reduce((a, v, j) => a + v * d.yTrain[j], 0) / z);
+      else {
+        for (let c = 0; c < C; c++) {
+          const s = w.reduce((a, v, j) => a + (d.yTrain[j] === c ? v : 0), 0) / z;
+          out.push((n * s + 1) / (n + C));
+        }
+      }
+    }
+  }
+  return Float64Array.from(out);
+}
+
+const matmul = (A, W, b) => A.map((row) => b.map((bj, j) => row.reduce((a, v, k) => a + v * W[k][j], bj)));
+function ln(X, g, b, eps) {
+  return X.map((r) => {
+    const mu = r.reduce((a, v) => a + v, 0) / r.length;
+    const va = r.reduce((a, v) => a + (v - mu) ** 2, 0) / r.length;
+    return r.map((v, j) => ((v - mu) / Math.sqrt(va + eps)) * g[j] + b[j]);
+  });
+}
+const gelu = (x) => 0.5 * x * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (x + 0.044715 * x ** 3)));
+const add = (A, B) => A.map((r, i) => r.map((v, j) => v + B[i][j]));
+
+export function refTransformer(weights, d) {
+  const cfg = weights.config;
+  const T = (name) => weights.tensors.get(name);
+  const mat = (name, r, c) => Array.from({ length: r }, (_, i) => Array.from(T(name).subarray(i * c, (i + 1) * c)));
+  const vec = (name) => Array.from(T(name));
+  const D = cfg.d_model;
+  const H = cfg.n_heads;
+  const dh = D / H;
+  const [xc, xq] = standardized(d, cfg.d_in);
+  const reg = d.task === "regression";
+  const ts = reg ? targetStats(d.yTrain) : null;
+  let hc = matmul(xc, mat("embed.w", cfg.d_in, D), vec("embed.b"));
+  hc = hc.map((r, i) => r.map((v, j) => v + (reg ? ((d.yTrain[i] - ts.mean) / ts.std) * T("label.reg")[j]
+    : T("label.w")[d.yTrain[i] * D + j])));
+  let hq = matmul(xq, mat("embed.w", cfg.d_in, D), vec("embed.b"));
+  for (let l = 0; l < cfg.n_layers; l++) {
+    const p = `layers.${l}.`;
+    const ac = ln(hc, vec(`${p}ln1.g`), vec(`${p}ln1.b`), cfg.ln_eps);
+    const K = matmul(ac, mat(`${p}attn.wk`, D, D), vec(`${p}attn.bk`));
+    const V = matmul(ac, mat(`${p}attn.wv`, D, D), vec(`${p}attn.bv`));
+    const step = (h) => {
+      const a = ln(h, vec(`${p}ln1.g`), vec(`${p}ln1.b`), cfg.ln_eps);
+      const Q = matmul(a, mat(`${p}attn.wq`, D, D), vec(`${p}attn.bq`));
+      const O = Q.map((q) => {
+        const o = new Array(D).fill(0);
+        for (let hd = 0; hd < H; hd++) {
+          const s = K.map((k) => q.slice(hd * dh, hd * dh + dh).reduce((acc, v, t) => acc + v * k[hd * dh + t], 0) / Math.sqrt(dh));
+          const mx = Math.max(...s);
+          const e = s.map((v) => Math.exp(v - mx));
+          const z = e.reduce((x, y) => x + y, 0);
+          for (let t = 0; t < dh; t++) o[hd * dh + t] = e.reduce((acc, w, j) => acc + w * V[j][hd * dh + t], 0) / z;
+        }
+        return o;
+      });
+      let h2 = add(h, matmul(O, mat(`${p}attn.wo`, D, D), vec(`${p}attn.bo`)));
+      const m2 = ln(h2, vec(`${p}ln2.g`), vec(`${p}ln2.b`), cfg.ln_eps);
+      const mid = matmul(m2, mat(`${p}mlp.w1`, D, cfg.d_mlp), vec(`${p}mlp.b1`)).map((r) => r.map(gelu));
+      h2 = add(h2, matmul(mid, mat(`${p}mlp.w2`, cfg.d_mlp, D), vec(`${p}mlp.b2`)));
+      return h2;
+    };
+    hq = step(hq);
+    hc = step(hc);
+  }
+  const z = ln(hq, vec("head.ln.g"), vec("head.ln.b"), cfg.ln_eps);
+  if (reg) {
+    const wr = vec("head.reg.w");
+    return Float64Array.from(z.map((r) => (r.reduce((a, v, j) => a + v * wr[j], 0) + T("head.reg.b")[0]) * ts.std + ts.mean));
+  }
+  const logits = matmul(z, mat("head.cls.w", D, cfg.max_classes), vec("head.cls.b"));
+  const out = [];
+  for (const r of logits) {
+    const v = r.slice(0, d.C);
+    const mx = Math.max(...v);
+    const e = v.map((x) => Math.exp(x - mx));
+    const s = e.reduce((a, b) => a + b, 0);
+    out.push(...e.map((x) => x / s));
+  }
+  return Float64Array.from(out);
+}
