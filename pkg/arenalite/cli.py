@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import base64
 import html
-import io
 import json
 import sys
 import warnings
@@ -44,7 +43,8 @@ def read_config(path: str | Path) -> dict[str, Any]:
     if str(path).endswith(".json"):
         data = json.loads(text)
         if not isinstance(data, dict):
-            raise ValueError(f"config {path}: the top level must be an object, got {type(data).__name__}")
+            raise ValueError(f"config {path}: the top level must be an object, "
+                             f"got {type(data).__name__}")
         return data
     data: dict[str, Any] = {}
     for number, raw in enumerate(text.splitlines(), start=1):
@@ -180,7 +180,8 @@ def write_report(benchmark: Benchmark, args: argparse.Namespace, out: Path,
             image = f'<img alt="{name} plot" src="data:image/png;base64,{encoded}">'
         sections.append(f"<h2>{html.escape(METHODS[name][1])}</h2>{image}"
                         f"{result.table.to_html(index=False, float_format=lambda v: f'{v:.4g}')}")
-    title = f"arenalite report: {len(benchmark.models_)} models × {len(benchmark.datasets_)} datasets"
+    size = f"{len(benchmark.models_)} models × {len(benchmark.datasets_)} datasets"
+    title = f"arenalite report: {size}"
     page = (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
             "<style>body{font-family:system-ui,sans-serif;max-width:960px;margin:2em auto;"
             "padding:0 1em}table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;"

@@ -55,12 +55,15 @@ def register_metric(
     try:
         low, high = (float(b) for b in bounds)
     except (TypeError, ValueError):
-        raise TypeError(f"bounds of metric {name!r} must be a (low, high) pair, got {bounds!r}") from None
+        raise TypeError(
+            f"bounds of metric {name!r} must be a (low, high) pair, got {bounds!r}"
+        ) from None
     if not low < high:
         raise ValueError(f"bounds of metric {name!r} must satisfy low < high, got {bounds!r}")
     if isinstance(anchor, str) and anchor not in ANCHOR_KINDS:
         raise ValueError(
-            f"anchor of metric {name!r} must be a number, None or one of {ANCHOR_KINDS}, got {anchor!r}"
+            f"anchor of metric {name!r} must be a number, None or one of {ANCHOR_KINDS}, "
+            f"got {anchor!r}"
         )
     spec = MetricSpec(name.lower(), direction, (low, high), float(optimum), anchor)
     _REGISTRY[spec.name] = spec
@@ -79,7 +82,13 @@ def known_metrics() -> list[str]:
 
 _INF = math.inf
 _DEFAULTS: list[tuple[tuple[str, ...], str, tuple[float, float], float, float | str | None]] = [
-    (("accuracy", "acc", "overall_accuracy", "balanced_accuracy"), "max", (0, 1), 1, "majority_rate"),
+    (
+        ("accuracy", "acc", "overall_accuracy", "balanced_accuracy"),
+        "max",
+        (0, 1),
+        1,
+        "majority_rate",
+    ),
     (("f1", "macro_f1", "multilabel_f1_score", "precision", "recall"), "max", (0, 1), 1, None),
     (("iou", "miou", "jaccard", "multiclass_jaccard_index"), "max", (0, 1), 1, None),
     (("auc", "roc_auc", "auroc"), "max", (0, 1), 1, 0.5),
