@@ -5,6 +5,7 @@ import { runDistanceModel } from "./distance_models.js";
 import { Engine, now } from "./engine.js";
 import { findGpu, requestDevice } from "./gpu.js";
 import { runTransformer } from "./transformer.js";
+import { modelLabel } from "./runner.js";
 import { loadWeights } from "./weights.js";
 
 export const MODELS = ["knn", "attention", "icl_transformer"];
@@ -84,7 +85,7 @@ export class Bridge {
       const t0 = now();
       await this._run(model, d);
       warm = now() - t0;
-      this.warmups.push({ model: model.label ?? model.name, n_train: d.n, n_test: d.m, warmup_ms: warm });
+      this.warmups.push({ model: modelLabel(model), n_train: d.n, n_test: d.m, warmup_ms: warm });
     }
     const result = await this._run(model, d);
     if (warm !== null) result.timings.warmup = warm;

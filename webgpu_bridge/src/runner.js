@@ -51,6 +51,28 @@ export function datasetMatrix(dataset, excluded = []) {
   return { x, F, nRows };
 }
 
+const DEFAULTS = { knn: { k: 5 }, attention: { temperature: null }, icl_transformer: { weights: null } };
+
+/**
+ * A model's name in the results table, as arenalite.models.model_label gives it: its
+ * `label`, else the name plus non-default parameters, e.g. "knn(k=3)". (A Python float
+ * such as 2.0 prints as "2" here; pass `label` to pin the name across runners.)
+ */
+export function modelLabel(model) {
+  if (model.label !== undefined) {
+    if (typeof model.label !== "string" || !model.label) {
+      throw new TypeError(`model 'label' must be a non-empty string, got ${JSON.stringify(model.label)}`);
+    }
+    return model.label;
+  }
+  const defaults = DEFAULTS[model.name];
+  if (!defaults) throw new RangeError(`unknown model name ${JSON.stringify(model.name)}`);
+  const changed = Object.keys(defaults)
+    .filter((k) => model[k] !== undefined && model[k] !== defaults[k])
+    .map((k) => `${k}=${typeof model[k] === "object" ? "<object>" : model[k]}`);
+  return model.name + (changed.length ? `(${changed.join(", ")})` : "");
+}
+
 function gather(x, F, rows) {
   const out = new Float32Array(rows.length * F);
   rows.forEach((r, i) => out.set(x.subarray(r * F, (r + 1) * F), i * F));
@@ -67,11 +89,14 @@ export async function runSplits(bridge, dataset, splits, models, { onProgress, w
   const sp = parseSplits(splits, { nRows: dataset.y?.length, task, dataset: name });
   const { x, F } = datasetMatrix(dataset, sp.excluded_columns ?? []);
   const y = Float64Array.from(dataset.y);
-  const C = task === "regression" ? 0 : (dataset.nClasses ?? Math.max(...y) + 1);
-  const nFolds = sp.n_folds ?? 1 + Math.max(...sp.splits.map((s) => s.fold));
+  const C = task === "regression" ? 0 : (dataset.nClasses ?? y.reduce((a, b) => Math.max(a, b), 0) + 1);
+  const nFolds = sp.n_folds ?? 1 + sp.splits.reduce((a, s) => Math.max(a, s.fold), 0);
+  const labels = models.map(modelLabel);
+  const dup = labels.filter((l, i) => labels.indexOf(l) !== i);
+  if (dup.length) throw new Error(`models have duplicate labels ${dup.join(", ")}; give them distinct 'label' keys`);
   const rows = [];
   const total = models.length * sp.splits.length;
-  for (const model of models) {
+  for (const [mi, model] of models.entries()) {
     let first = warmup;
     for (const split of sp.splits) {
       const data = {
@@ -83,7 +108,7 @@ export async function runSplits(bridge, dataset, splits, models, { onProgress, w
       first = false;
       const yTest = Float64Array.from(split.test, (i) => y[i]);
       rows.push(resultRow({
-        model: model.label ?? model.name, dataset: name, task,
+        model: labels[mi], dataset: name, task,
         scored: taskScore(task, yTest, output, C), split, nFolds,
         device: bridge.adapterInfo.description, timings,
       }));

@@ -1,0 +1,40 @@
+// One GPU run in Node: dawn.node from the `webgpu` package on Vulkan SwiftShader (the
+// ICD and libvulkan that Debian's chromium ships). The run happens in a child process
+// because the Vulkan loader reads LD_LIBRARY_PATH / VK_ICD_FILENAMES at start-up.
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { test } from "node:test";
+import { fileURLToPath } from "node:url";
+
+const LIB = "/usr/lib/chromium";
+const ICD = `${LIB}/vk_swiftshader_icd.json`;
+const allowMissing = process.env.ARENALITE_ALLOW_NO_BROWSER === "1";
+
+test("knn, attention and icl_transformer on dawn.node match the float64 reference", (t) => {
+  if (!existsSync(ICD) || !existsSync(`${LIB}/libvulkan.so.1`)) {
+    if (allowMissing) return t.skip(`no ${ICD} (ARENALITE_ALLOW_NO_BROWSER=1)`);
+    assert.fail(`${ICD} or ${LIB}/libvulkan.so.1 is missing: install Debian's chromium ` +
+      "(apt-get install chromium) or set ARENALITE_ALLOW_NO_BROWSER=1");
+  }
+  const script = fileURLToPath(new URL("./gpu_node_run.mjs", import.meta.url));
+  const env = { ...process.env, VK_ICD_FILENAMES: process.env.VK_ICD_FILENAMES ?? ICD,
+    LD_LIBRARY_PATH: [LIB, process.env.LD_LIBRARY_PATH].filter(Boolean).join(":") };
+  const run = spawnSync(process.execPath, [script], { env, encoding: "utf8", timeout: 120000 });
+  assert.equal(run.status, 0, `GPU run failed (status ${run.status}, signal ${run.signal}):\n${run.stderr}`);
+  const report = JSON.parse(run.stdout.trim().split("\n").at(-1));
+  assert.equal(report.adapter.architecture, "swiftshader");
+  assert.equal(report.runs.length, 9);
+  for (const r of report.runs) {
+    assert.equal(r.outLen, r.n, `${r.model}/${r.task}: output length`);
+    // Regression outputs are in target units (~30..270 here): 1e-4 of the target scale.
+    const tol = r.task === "regression" ? 1e-4 * 100 : 1e-4;
+    assert.ok(r.maxDiff < tol, `${r.model}/${r.task}: max |GPU - reference| = ${r.maxDiff}`);
+    const t = r.timings;
+    assert.ok(Math.abs(t.total - (t.embed + t.layers.reduce((a, b) => a + b, 0) + t.head)) < 1e-6);
+  }
+  const tr = report.runs.filter((r) => r.model === "icl_transformer");
+  assert.ok(tr.every((r) => r.timings.layers.length === 2 && r.timings.batches === 3));
+  // One context pass per predict (the KV cache) although the queries ran in 3 batches.
+  assert.equal(report.stats.contextPasses, 3);
+});
