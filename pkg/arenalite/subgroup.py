@@ -84,9 +84,9 @@ def subgroup_report(y: Any, score: Any, group: Any) -> SubgroupReport:
         raise ValueError(f"y and group must have the same length, got {len(labels)} and {len(g)}")
     names, inverse = np.unique(g, return_inverse=True)
     if len(names) < 2:
-        raise ValueError(f"group must hold at least two subgroups, got only {names[0]!r}")
+        raise ValueError(f"group must hold at least two subgroups, got only {names.tolist()[0]!r}")
     rows = []
-    for k, name in enumerate(names):
+    for k, name in enumerate(names.tolist()):
         mask = inverse == k
         yk, sk = labels[mask], s[mask]
         n_pos = int(yk.sum())
@@ -95,7 +95,7 @@ def subgroup_report(y: Any, score: Any, group: Any) -> SubgroupReport:
                 f"group {name!r} has only {'positive' if n_pos else 'negative'} labels "
                 f"({len(yk)} rows): its AUROC and AUPRC are undefined"
             )
-        rows.append({"group": name.item() if hasattr(name, "item") else name,
+        rows.append({"group": name,
                      "n": len(yk), "n_positive": n_pos, "prevalence": n_pos / len(yk),
                      "auroc": _auc_core(yk, sk, n_pos, len(yk) - n_pos),
                      "auprc": _ap_core(yk, sk, n_pos)})
@@ -149,7 +149,8 @@ def mistake_gains(y: Any, score: Any) -> MistakeGains:
     and a negative at the next higher value; ``n_pairs`` counts the equivalent
     (positive, negative) choices, ``row_positive``/``row_negative`` name the first one,
     and the gains are exact for swapping that pair (AUROC then gains
-    (n_a + n_b) / (2 n_pos n_neg), n_a and n_b the rows at the two values).
+    (n_a + n_b) / (2 n_pos n_neg), n_a and n_b the rows at the two values; AUPRC,
+    which treats a tied block as one threshold, may then gain nothing or even lose).
 
     ``.table`` (ascending score): score_positive, score_negative, row_positive,
     row_negative, n_pairs, auroc_gain, auprc_gain.
