@@ -50,7 +50,7 @@ def build_report(out: Path) -> Path:
     from arenalite.cli import main as cli_main
 
     code = cli_main(["report", str(DEMO), "--output", str(out), "--metric", "metric",
-                     "--score", "error", "--seed", "seed", "--n-bootstrap", "1000"])
+                     "--score", "score", "--seed", "seed", "--n-bootstrap", "1000"])
     if code != 0:
         raise SystemExit(f"build: report failed with exit code {code}")
     print(f"[build]   report written ({time.perf_counter() - start:.1f}s)")
