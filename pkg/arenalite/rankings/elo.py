@@ -101,22 +101,26 @@ def battle_points(scores: np.ndarray, tie_threshold: float) -> tuple[np.ndarray,
     return points, pairs
 
 
-def pair_sums_to_matrix(points: np.ndarray, totals: np.ndarray, pairs: np.ndarray,
+def pair_sums_to_matrix(won: np.ndarray, lost: np.ndarray, pairs: np.ndarray,
                         m: int) -> np.ndarray:
-    """(…, P) points of the first model and total weights per pair → (…, M, M) win matrix."""
-    shape = points.shape[:-1] + (m, m)
+    """(…, P) weighted points of the first and of the second model per pair → (…, M, M).
+
+    Both sides are summed separately so that a side without points stays exactly 0
+    (a difference of sums would leave round-off that fakes a connected graph).
+    """
+    shape = won.shape[:-1] + (m, m)
     win = np.zeros(shape)
-    win[..., pairs[0], pairs[1]] = points
-    win[..., pairs[1], pairs[0]] = totals - points
+    win[..., pairs[0], pairs[1]] = won
+    win[..., pairs[1], pairs[0]] = lost
     return win
 
 
 def win_matrix(points: np.ndarray, weights: np.ndarray, pairs: np.ndarray, m: int) -> np.ndarray:
     """Weighted win matrix W (M × M): W_ij = weighted points of i against j."""
     met = ~np.isnan(points)
-    total = (met * weights[:, None]).sum(axis=0)
     won = (np.where(met, points, 0.0) * weights[:, None]).sum(axis=0)
-    return pair_sums_to_matrix(won, total, pairs, m)
+    lost = (np.where(met, 1.0 - points, 0.0) * weights[:, None]).sum(axis=0)
+    return pair_sums_to_matrix(won, lost, pairs, m)
 
 
 def strongly_connected(win: np.ndarray) -> np.ndarray:
@@ -159,6 +163,16 @@ def bradley_terry(win: np.ndarray, theta0: np.ndarray | None = None, tol: float 
     backtracking line search, all replicates at once; converged replicates leave the
     batch. Requires strongly connected graphs (see :func:`strongly_connected`).
     """
+    theta, converged = _newton(win, theta0, tol, max_iter)
+    if not converged.all():
+        raise RuntimeError(f"Bradley-Terry Newton iteration did not converge for "
+                           f"{int((~converged).sum())} of {len(win)} win matrices within "
+                           f"{max_iter} iterations")
+    return theta
+
+
+def _newton(win: np.ndarray, theta0: np.ndarray | None, tol: float,
+            max_iter: int) -> tuple[np.ndarray, np.ndarray]:
     b, m, _ = win.shape
     total = win + np.swapaxes(win, 1, 2)
     wins = win.sum(axis=2)
@@ -187,21 +201,32 @@ def bradley_terry(win: np.ndarray, theta0: np.ndarray | None = None, tol: float 
         theta[active] = new
         moved = np.abs(new - th).max(axis=1)
         active = active[moved >= tol]
-    if active.size:
-        raise RuntimeError(f"Bradley-Terry Newton iteration did not converge for {active.size} "
-                           f"of {b} win matrices within {max_iter} iterations")
-    return theta
+    converged = np.ones(b, dtype=bool)
+    converged[active] = False
+    return theta, converged
 
 
 def _solve_batch(win: np.ndarray, theta0: np.ndarray | None) -> tuple[np.ndarray, int]:
-    """Regularize (only) the disconnected matrices, then solve; returns (θ, n regularized)."""
+    """Regularize (only) the matrices that need it, then solve; returns (θ, n regularized).
+
+    A matrix needs the prior when its graph is not strongly connected, or when Newton
+    does not converge on it (a nearly separated, numerically infinite MLE).
+    """
     m = win.shape[-1]
     bad = ~strongly_connected(win)
     if bad.any():
         win = win.copy()
         win[bad] += tie_prior(m)
     start = None if theta0 is None else np.broadcast_to(theta0, win.shape[:2])
-    return bradley_terry(win, start), int(bad.sum())
+    theta, converged = _newton(win, start, 1e-9, 200)
+    if not converged.all():
+        again = ~converged & ~bad
+        if not again.any():
+            raise RuntimeError("Bradley-Terry Newton iteration did not converge even with the "
+                               "tie prior")
+        theta[again] = bradley_terry(win[again] + tie_prior(m))
+        bad |= again
+    return theta, int(bad.sum())
 
 
 def _day_blocks(n_per_day: np.ndarray, budget: int) -> list[tuple[int, int]]:
@@ -218,7 +243,7 @@ def _day_blocks(n_per_day: np.ndarray, budget: int) -> list[tuple[int, int]]:
 
 def bootstrap_pair_sums(points: np.ndarray, weights: np.ndarray, n_bootstrap: int,
                         rng: np.random.Generator, chunk: int):
-    """Yield (won, total), each (chunk, P): per-replicate weighted points and weights per pair.
+    """Yield (won, lost), each (chunk, P): per-replicate weighted points of both sides per pair.
 
     Battles are resampled with replacement within each match day: day k with n_k
     battles gets n_k uniform draws among its own battles. The draws are summed per
@@ -231,7 +256,7 @@ def bootstrap_pair_sums(points: np.ndarray, weights: np.ndarray, n_bootstrap: in
     n_per_day = met.sum(axis=1)
     offsets = np.concatenate([[0], np.cumsum(n_per_day)])
     value = points[day, pair] * weights[day]
-    weight = weights[day]
+    other = (1.0 - points[day, pair]) * weights[day]
     n_pairs = points.shape[1]
     per_draw = max(1, _DRAW_BUDGET // max(day.size, 1))
     blocks = []
@@ -240,30 +265,26 @@ def bootstrap_pair_sums(points: np.ndarray, weights: np.ndarray, n_bootstrap: in
         s0, s1 = int(offsets[d0]), int(offsets[d1])
         high = int(n[0]) if np.all(n == n[0]) else np.repeat(n, n)
         start = np.repeat(offsets[d0:d1], n).astype(np.int32)
-        same_weight = bool(np.all(weight[s0:s1] == weight[s0]))
         complete = bool(np.all(n == n_pairs))  # then a day's k-th battle is pair k
-        blocks.append((s1 - s0, high, start, same_weight, complete))
+        blocks.append((s1 - s0, high, start, complete))
     done = 0
     while done < n_bootstrap:
         size = min(chunk, n_bootstrap - done)
         won = np.zeros((size, n_pairs))
-        total = np.zeros((size, n_pairs))
+        lost = np.zeros((size, n_pairs))
         for r0 in range(0, size, per_draw):
             r1 = min(size, r0 + per_draw)
             bins = (r1 - r0) * n_pairs
             shift = (np.arange(r1 - r0, dtype=np.int64) * n_pairs)[:, None]
-            for n_slots, high, start, same_weight, complete in blocks:
+            for n_slots, high, start, complete in blocks:
                 within = rng.integers(0, high, size=(r1 - r0, n_slots), dtype=np.int32)
                 draw = within + start
                 key = (shift + (within if complete else pair[draw])).ravel()
                 won[r0:r1] += np.bincount(key, weights=value[draw].ravel(),
                                           minlength=bins).reshape(r1 - r0, n_pairs)
-                if same_weight:
-                    counts = np.bincount(key, minlength=bins) * weight[start[0]]
-                else:
-                    counts = np.bincount(key, weights=weight[draw].ravel(), minlength=bins)
-                total[r0:r1] += counts.reshape(r1 - r0, n_pairs)
-        yield won, total
+                lost[r0:r1] += np.bincount(key, weights=other[draw].ravel(),
+                                           minlength=bins).reshape(r1 - r0, n_pairs)
+        yield won, lost
         done += size
 
 
@@ -446,8 +467,8 @@ def elo_ranking(
         chunk = max(1, min(n_bootstrap, _SOLVE_BUDGET // (m * m)))
         with Progress(n_bootstrap, "Elo bootstrap") as bar:
             done = 0
-            for won, total in bootstrap_pair_sums(points, weights, n_bootstrap, rng, chunk):
-                wins = pair_sums_to_matrix(won, total, pairs, m)
+            for won, lost in bootstrap_pair_sums(points, weights, n_bootstrap, rng, chunk):
+                wins = pair_sums_to_matrix(won, lost, pairs, m)
                 th, n_bad = _solve_batch(wins, theta[0])
                 reps[done:done + len(wins)] = to_elo(th)
                 n_reg_boot += n_bad

@@ -1,0 +1,365 @@
+"""Bradley-Terry Elo: golden values (SPEC §3), the numeric core on arrays, bootstrap
+invariants, bad input, and hypothesis properties (permutation, monotonicity, finiteness)."""
+
+from __future__ import annotations
+
+import warnings
+
+import matplotlib
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+import arenalite
+from arenalite.rankings import elo as E
+
+matplotlib.use("Agg")
+
+GOLDEN = {"Steady": 1091.7, "Specialist-X": 1000.0, "Specialist-Y": 1000.0, "Sprinter": 908.3}
+
+
+def load(df: pd.DataFrame, **kwargs):
+    kwargs.setdefault("norm_ref_low", 0.0)
+    kwargs.setdefault("norm_ref_high", 1.0)
+    return arenalite.load_df(df, **kwargs)
+
+
+def frame(scores: dict[str, list[float]], seeds: int | None = None) -> pd.DataFrame:
+    rows = []
+    for model, values in scores.items():
+        for d, value in enumerate(values):
+            if seeds is None:
+                rows.append({"model": model, "dataset": f"D{d}", "metric": "accuracy",
+                             "score": value})
+            else:
+                for s in range(seeds):
+                    rows.append({"model": model, "dataset": f"D{d}", "seed": s,
+                                 "metric": "accuracy", "score": value + 0.001 * s})
+    return pd.DataFrame(rows)
+
+
+def ratings(result) -> dict[str, float]:
+    return dict(zip(result.table["model"], result.table["ELO"], strict=True))
+
+
+# ---- golden values --------------------------------------------------------------------
+def test_four_model_golden(four_models):
+    res = load(four_models).elo_ranking(n_bootstrap=0)
+    assert list(res.table.columns) == ["model", "ELO", "CI_low", "CI_high"]
+    got = ratings(res)
+    for model, value in GOLDEN.items():
+        assert got[model] == pytest.approx(value, abs=0.05)
+    assert list(res.table["model"])[0] == "Steady" and list(res.table["model"])[-1] == "Sprinter"
+    assert np.allclose(res.table["CI_low"], res.table["ELO"])
+    assert np.allclose(res.table["CI_high"], res.table["ELO"])
+    assert res.table["ELO"].mean() == pytest.approx(1000.0)
+
+
+def test_win_probability_gap_and_rule_of_thumb():
+    assert arenalite.elo_gap(0.75) == pytest.approx(400 * np.log10(3), abs=1e-9)
+    assert arenalite.elo_gap(0.75) == pytest.approx(190.85, abs=0.005)
+    assert arenalite.elo_win_probability(190.85) == pytest.approx(0.75, abs=1e-4)
+    probs = arenalite.elo_win_probability(np.array([-400.0, 0.0, 400.0]))
+    assert probs.shape == (3,)
+    assert probs[0] + probs[2] == pytest.approx(1.0)
+    table = arenalite.elo_rule_of_thumb()
+    assert list(table["delta"]) == [0, 50, 100, 200, 400]
+    assert list(table["win_probability"]) == [50.0, 57.1, 64.0, 76.0, 90.9]
+    with pytest.raises(TypeError, match="delta"):
+        arenalite.elo_win_probability("a lot")
+    with pytest.raises(ValueError, match="probability"):
+        arenalite.elo_gap(1.0)
+
+
+def test_golden_extras(four_models):
+    res = load(four_models).elo_ranking(n_bootstrap=0)
+    wr = res.winrate_matrix
+    assert list(wr.index) == list(wr.columns)
+    assert wr.index[0] == "Steady" and wr.index[-1] == "Sprinter"
+    assert np.isnan(np.diag(wr.to_numpy())).all()
+    assert wr.loc["Steady", "Sprinter"] == 1.0 and wr.loc["Sprinter", "Steady"] == 0.0
+    assert wr.loc["Specialist-X", "Steady"] == 0.5
+    rec = res.record.set_index(["model", "opponent"])
+    assert rec.loc[("Steady", "Sprinter"), "record"] == "6–0 (100.0 %)"
+    assert rec.loc[("Steady", "(all)"), "record"] == "12–6 (66.7 %)"
+    assert rec.loc[("Sprinter", "(all)"), ["wins", "losses", "ties"]].tolist() == [6, 12, 0]
+    assert rec.loc[("Steady", "(all)"), "win_share"] == pytest.approx(2 / 3)
+    card = res.scorecard
+    assert card.loc["Steady", "Sprinter"] == "6–0 (100.0 %)"
+    assert card.loc["Steady", "Steady"] == "—"
+    assert card.loc["Steady", "ELO"] == pytest.approx(1091.7)
+
+
+def test_plots_return_figures(four_models):
+    from matplotlib.figure import Figure
+
+    res = load(four_models).elo_ranking(n_bootstrap=50, random_state=0)
+    fig = res.plot(title="Elo")
+    assert isinstance(fig, Figure) and fig.axes[0].get_title() == "Elo"
+    heat = res.plot_winrate(figsize=(5, 4))
+    assert isinstance(heat, Figure)
+    ax = Figure().add_subplot()
+    assert res.plot_winrate(ax=ax) is ax.figure
+
+
+# ---- numeric core on arrays -------------------------------------------------------------
+def hunter_mm(win: np.ndarray, tol: float = 1e-12) -> np.ndarray:
+    """Reference: Hunter's MM iteration γ_i ← W_i / Σ_j N_ij / (γ_i + γ_j)."""
+    n = win + win.T
+    gamma = np.ones(len(win))
+    for _ in range(100_000):
+        new = win.sum(axis=1) / (n / (gamma[:, None] + gamma[None, :])).sum(axis=1)
+        new /= np.exp(np.log(new).mean())
+        if np.abs(new - gamma).max() < tol:
+            break
+        gamma = new
+    return np.log(new)
+
+
+def test_newton_matches_hunter_mm_and_score_equations():
+    rng = np.random.default_rng(3)
+    win = rng.random((5, 5))
+    np.fill_diagonal(win, 0.0)
+    theta = E.bradley_terry(win[None])[0]
+    assert np.allclose(theta, hunter_mm(win), atol=1e-7)
+    p = 1 / (1 + np.exp(-(theta[:, None] - theta[None, :])))
+    assert np.allclose(((win + win.T) * p).sum(axis=1), win.sum(axis=1))
+
+
+def test_two_model_gap_is_elo_gap():
+    # A wins 3 of 4 battles against B: P(A beats B) = 0.75 → gap 400·log10(3).
+    win = np.array([[[0.0, 3.0], [1.0, 0.0]]])
+    elo = E.to_elo(E.bradley_terry(win))[0]
+    assert elo[0] - elo[1] == pytest.approx(400 * np.log10(3), abs=1e-6)
+
+
+def test_battle_points_and_ties():
+    scores = np.array([[0.5, 0.5, 0.7], [0.50, 0.52, np.nan]])
+    points, pairs = E.battle_points(scores, 0.0)
+    assert pairs.tolist() == [[0, 0, 1], [1, 2, 2]]
+    assert points[0].tolist() == [0.5, 0.0, 0.0]
+    assert points[1, 0] == 0.0 and np.isnan(points[1, 1:]).all()
+    loose, _ = E.battle_points(scores, 0.03)
+    assert loose[1, 0] == 0.5
+
+
+def test_weights_make_every_complete_dataset_weigh_one():
+    # D0 has 5 seeds, D1 one seed: each dataset carries total weight 1 (1 / (P·S_d) per battle).
+    rows = []
+    for model, level in {"A": 0.9, "B": 0.8, "C": 0.7}.items():
+        for s in range(5):
+            rows.append({"model": model, "dataset": "D0", "seed": s, "metric": "accuracy",
+                         "score": level + 0.01 * s})
+        rows.append({"model": model, "dataset": "D1", "seed": 0, "metric": "accuracy",
+                     "score": 1.6 - level})
+    bench = load(pd.DataFrame(rows), seed="seed")
+    scores, codes, seeds = E.match_days(bench)
+    assert scores.shape == (6, 3) and seeds.tolist() == [5, 5, 5, 5, 5, 1]
+    points, pairs = E.battle_points(scores, 0.0)
+    weights = 1.0 / (pairs.shape[1] * seeds)
+    win = E.win_matrix(points, weights, pairs, 3)
+    total = win + win.T
+    assert np.triu(total, 1).sum() == pytest.approx(2.0)
+    # D0 says A > B > C, D1 the reverse, with equal weight: every model at 1000.
+    res = bench.elo_ranking(n_bootstrap=0)
+    assert np.allclose(res.table["ELO"], 1000.0, atol=1e-6)
+
+
+def test_models_meet_only_on_shared_seed_labels():
+    rows = [
+        {"model": "A", "dataset": "D0", "seed": 0, "score": 0.9},
+        {"model": "B", "dataset": "D0", "seed": 0, "score": 0.8},
+        {"model": "A", "dataset": "D0", "seed": 1, "score": 0.7},
+        {"model": "B", "dataset": "D0", "seed": 2, "score": 0.95},
+    ]
+    df = pd.DataFrame(rows).assign(metric="accuracy")
+    bench = load(df, seed="seed")
+    scores, _, seeds = E.match_days(bench)
+    points, pairs = E.battle_points(scores, 0.0)
+    assert np.isnan(points[1:]).all() and points[0, 0] == 1.0
+    win = E.win_matrix(points, 1.0 / (pairs.shape[1] * seeds), pairs, 2)
+    assert win[0, 1] == pytest.approx(1 / 3) and win[1, 0] == 0.0
+    with pytest.warns(UserWarning) as caught:
+        bench.elo_ranking(n_bootstrap=0)
+    messages = [str(w.message) for w in caught]
+    assert any("share few or no seed labels in dataset(s) ['D0']" in m for m in messages)
+    assert any("infinite" in m for m in messages)  # A won the only battle
+
+
+def test_strong_connectivity():
+    cycle = np.array([[0, 1, 0], [0, 0, 1], [1, 0, 0]], dtype=float)
+    chain = np.array([[0, 1, 0], [0, 0, 1], [0, 0, 0]], dtype=float)
+    assert E.strongly_connected(np.stack([cycle, chain])).tolist() == [True, False]
+
+
+def test_separation_adds_documented_prior_with_warning():
+    df = frame({"Best": [0.9, 0.95, 0.99], "Mid": [0.5, 0.6, 0.4], "Low": [0.3, 0.55, 0.45]})
+    with pytest.warns(UserWarning, match="prior of one virtual dataset"):
+        res = load(df).elo_ranking(n_bootstrap=30, random_state=1)
+    values = res.table[["ELO", "CI_low", "CI_high"]].to_numpy()
+    assert np.isfinite(values).all()
+    assert res.table["model"].iloc[0] == "Best" and res.params["regularized"]
+    # the regularized point estimate is the MLE of the data plus one all-tie dataset
+    win = np.array([[0, 3, 3], [0, 0, 2], [0, 1, 0]], dtype=float) / 3 + E.tie_prior(3)
+    expected = E.to_elo(E.bradley_terry(win[None]))[0]
+    assert ratings(res)["Best"] == pytest.approx(expected[0])
+
+
+def test_disconnected_groups_get_prior():
+    # A beats B everywhere, C beats D everywhere, no cross information beyond that.
+    df = frame({"A": [0.9, 0.9], "B": [0.8, 0.8], "C": [0.7, 0.7], "D": [0.6, 0.6]})
+    with pytest.warns(UserWarning, match="infinite"):
+        res = load(df).elo_ranking(n_bootstrap=0)
+    assert np.isfinite(res.table["ELO"]).all()
+    assert list(res.table["model"]) == ["A", "B", "C", "D"]
+
+
+def test_all_ties_everyone_1000():
+    df = frame({"A": [0.5, 0.6], "B": [0.5, 0.6], "C": [0.5, 0.6]})
+    res = load(df).elo_ranking(n_bootstrap=20, random_state=0)
+    assert np.allclose(res.table[["ELO", "CI_low", "CI_high"]].to_numpy(), 1000.0)
+
+
+def test_tie_threshold_turns_small_differences_into_ties(four_models):
+    # differences 0.03 (Steady−Sprinter on D1–D3, Specialist−Steady) become ties at 0.05
+    res = load(four_models).elo_ranking(n_bootstrap=0, tie_threshold=0.05)
+    rec = res.record.set_index(["model", "opponent"])
+    assert rec.loc[("Steady", "Sprinter"), ["wins", "ties"]].tolist() == [3, 3]
+    assert rec.loc[("Steady", "Sprinter"), "record"] == "3–0–3 (75.0 %)"
+
+
+# ---- bootstrap ----------------------------------------------------------------------------
+def test_bootstrap_pair_sums_invariants(monkeypatch):
+    rng = np.random.default_rng(0)
+    scores = rng.random((7, 4))
+    scores[2, 1] = np.nan
+    scores[5, [0, 3]] = np.nan
+    points, pairs = E.battle_points(scores, 0.0)
+    weights = rng.random(7) + 0.5
+    met = ~np.isnan(points)
+    expected_total = (met.sum(axis=1) * weights).sum()
+    # a tiny draw budget forces both paths: day blocks and one replicate per draw
+    monkeypatch.setattr(E, "_DRAW_BUDGET", 10)
+    chunks = list(E.bootstrap_pair_sums(points, weights, 400, np.random.default_rng(1), 150))
+    assert [len(w) for w, _ in chunks] == [150, 150, 100]
+    won = np.concatenate([w for w, _ in chunks])
+    lost = np.concatenate([lo for _, lo in chunks])
+    total = won + lost
+    assert np.allclose(total.sum(axis=1), expected_total)  # n_k draws on every match day
+    assert (won >= 0).all() and (lost >= 0).all()
+    # pairs that never met stay at zero; the mean over replicates is the data
+    point_won = (np.where(met, points, 0) * weights[:, None]).sum(axis=0)
+    point_total = (met * weights[:, None]).sum(axis=0)
+    assert np.allclose(won.mean(axis=0), point_won, atol=0.25 * point_total.max())
+    assert np.allclose(total.mean(axis=0), point_total, atol=0.25 * point_total.max())
+
+
+def test_one_sided_pairs_stay_exactly_zero():
+    # round-off in "total − won" once faked a connected graph; sides are summed separately
+    points = np.array([[1.0, 1.0, 0.0], [1.0, 1.0, 1.0]]) / 1.0
+    weights = np.array([1 / 7, 1 / 3])
+    pairs = np.vstack(np.triu_indices(3, 1))
+    for _won, lost in E.bootstrap_pair_sums(points, weights, 50, np.random.default_rng(0), 50):
+        assert (lost[:, :2] == 0.0).all()
+    assert E.win_matrix(points, weights, pairs, 3)[1, 0] == 0.0
+
+
+def test_bootstrap_is_seedable_and_brackets_point(four_models):
+    bench = load(four_models)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = bench.elo_ranking(n_bootstrap=200, random_state=7)
+        b = bench.elo_ranking(n_bootstrap=200, random_state=7)
+    pd.testing.assert_frame_equal(a.table, b.table)
+    assert (a.table["CI_low"] < a.table["ELO"]).all()
+    assert (a.table["ELO"] < a.table["CI_high"]).all()
+    assert a.bootstrap.shape == (200, 4) and np.isfinite(a.bootstrap.to_numpy()).all()
+
+
+def test_calibration_model_shifts_everything(four_models):
+    bench = load(four_models)
+    base = bench.elo_ranking(n_bootstrap=100, random_state=3)
+    cal = bench.elo_ranking(n_bootstrap=100, random_state=3, calibration_model="Sprinter")
+    assert ratings(cal)["Sprinter"] == pytest.approx(1000.0)
+    shift = 1000.0 - ratings(base)["Sprinter"]
+    cols = ["ELO", "CI_low", "CI_high"]
+    assert np.allclose(cal.table[cols].to_numpy(), base.table[cols].to_numpy() + shift)
+    with pytest.raises(ValueError, match="'Nobody' not found in score matrix"):
+        bench.elo_ranking(calibration_model="Nobody")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "pattern"),
+    [
+        ({"n_bootstrap": -1}, ValueError, "n_bootstrap.*-1"),
+        ({"n_bootstrap": 2.5}, TypeError, "n_bootstrap.*2.5"),
+        ({"n_bootstrap": True}, TypeError, "n_bootstrap"),
+        ({"tie_threshold": -0.1}, ValueError, "tie_threshold.*-0.1"),
+        ({"tie_threshold": float("nan")}, ValueError, "tie_threshold.*nan"),
+        ({"tie_threshold": "small"}, TypeError, "tie_threshold.*small"),
+    ],
+)
+def test_bad_parameters(four_models, kwargs, error, pattern):
+    with pytest.raises(error, match=pattern):
+        load(four_models).elo_ranking(**kwargs)
+
+
+def test_single_model_is_rejected():
+    with pytest.raises(ValueError, match="at least two models"):
+        load(frame({"A": [0.5, 0.6]})).elo_ranking()
+
+
+# ---- properties ---------------------------------------------------------------------------
+score_grid = st.lists(
+    st.lists(st.sampled_from([0.1, 0.3, 0.5, 0.6, 0.7, 0.9]), min_size=4, max_size=4),
+    min_size=2, max_size=5,
+)
+SETTINGS = settings(max_examples=15, deadline=None,
+                    suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+def grid_frame(grid: list[list[float]]) -> pd.DataFrame:
+    return frame({f"M{i}": row for i, row in enumerate(grid)})
+
+
+@SETTINGS
+@given(grid=score_grid, order=st.randoms(use_true_random=False))
+def test_permutation_invariance(grid, order):
+    df = grid_frame(grid)
+    shuffled = df.sample(frac=1.0, random_state=order.randint(0, 10_000))
+    renamed = {f"M{i}": f"Z{len(grid) - i}" for i in range(len(grid))}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = ratings(load(df).elo_ranking(n_bootstrap=0))
+        b = ratings(load(shuffled.replace({"model": renamed})).elo_ranking(n_bootstrap=0))
+    for model, value in a.items():
+        assert b[renamed[model]] == pytest.approx(value, abs=1e-6)
+
+
+@SETTINGS
+@given(grid=score_grid, who=st.integers(0, 4), where=st.integers(0, 3),
+       bump=st.sampled_from([0.05, 0.2, 0.5]))
+def test_raising_a_score_never_lowers_elo(grid, who, where, bump):
+    who %= len(grid)
+    higher = [row[:] for row in grid]
+    higher[who][where] = min(higher[who][where] + bump, 1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        before = load(grid_frame(grid)).elo_ranking(n_bootstrap=0)
+        after = load(grid_frame(higher)).elo_ranking(n_bootstrap=0)
+    # the tie prior is added only when needed, so compare like with like
+    assume(before.params["regularized"] == after.params["regularized"])
+    assert ratings(after)[f"M{who}"] >= ratings(before)[f"M{who}"] - 1e-6
+
+
+@SETTINGS
+@given(grid=score_grid, seed=st.integers(0, 1000))
+def test_ratings_always_finite(grid, seed):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = load(grid_frame(grid)).elo_ranking(n_bootstrap=20, random_state=seed)
+    values = res.table[["ELO", "CI_low", "CI_high"]].to_numpy()
+    assert np.isfinite(values).all()
+    assert (res.table["CI_low"] <= res.table["CI_high"]).all()
