@@ -85,6 +85,11 @@ def n_repeats_for(n_train: int) -> int:
 # ----------------------------------------------------------------------------- input checks
 
 
+def _show(value: Any) -> str:
+    """repr of a value for messages, numpy scalars shown as plain Python values."""
+    return repr(value.item() if isinstance(value, np.generic) else value)
+
+
 def _int_param(value: Any, name: str, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{name} must be an integer, got {value!r}")
@@ -109,14 +114,16 @@ def _column(values: Any, name: str, n_rows: int) -> np.ndarray:
         missing = np.asarray(pd.isna(arr), dtype=bool)
     if missing.any():
         i = int(np.argmax(missing))
-        raise ValueError(f"{name} has a missing or non-finite value ({arr[i]!r}) at row {i}")
+        raise ValueError(f"{name} has a missing or non-finite value ({_show(arr[i])}) at row {i}")
     return arr
 
 
 def _class_codes(y: np.ndarray, task: str) -> np.ndarray:
     classes, codes = np.unique(y, return_inverse=True)
     if len(classes) < 2:
-        raise ValueError(f"y of a {task} task needs at least two classes, got only {classes[0]!r}")
+        raise ValueError(
+            f"y of a {task} task needs at least two classes, got only {_show(classes[0])}"
+        )
     if task == "binary" and len(classes) > 2:
         raise ValueError(
             f"y of a binary task must hold two classes, got {len(classes)}: {classes[:5].tolist()}"
@@ -421,7 +428,7 @@ def _check_groups(ids: np.ndarray, where: str, train: np.ndarray, test: np.ndarr
     shared = np.isin(ids[test], ids[train])
     if shared.any():
         row = int(test[np.argmax(shared)])
-        raise ValueError(f"{where}: group {ids[row]!r} (row {row}) is in both train and test")
+        raise ValueError(f"{where}: group {_show(ids[row])} (row {row}) is in both train and test")
 
 
 def _check_time(time: np.ndarray, where: str, train: np.ndarray, test: np.ndarray) -> None:

@@ -1,0 +1,452 @@
+"""Persisted splits: protocol (repeats, stratification, seeds), invariants, JSON and validation."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from arenalite import splits as S
+from arenalite.splits import (
+    effective_training_rows,
+    fold_summary,
+    fold_summary_table,
+    load,
+    make_splits,
+    n_repeats_for,
+    save,
+    validate,
+)
+
+
+def _check_partition(sp: dict) -> None:
+    n = sp["n_rows"]
+    for r in range(sp["n_repeats"]):
+        counts = np.zeros(n, dtype=int)
+        for e in sp["splits"]:
+            if e["repeat"] == r:
+                train, test = np.array(e["train"]), np.array(e["test"])
+                counts[test] += 1
+                assert len(np.intersect1d(train, test)) == 0
+                assert len(train) + len(test) == n
+                assert list(train) == sorted(train) and list(test) == sorted(test)
+        assert (counts == 1).all()
+
+
+# ----------------------------------------------------------------------------- repeat rule
+
+
+@pytest.mark.parametrize(("n_train", "repeats"), [
+    (1, 20), (499, 20), (500, 10), (2_499, 10), (2_500, 3), (249_999, 3), (250_000, 1),
+    (999_999, 1),
+])
+def test_repeat_rule_on_effective_training_rows(n_train, repeats):
+    assert n_repeats_for(n_train) == repeats
+
+
+@pytest.mark.parametrize(("n_rows", "n_train"), [
+    (749, 499), (750, 500), (3_749, 2_499), (3_750, 2_500), (374_999, 249_999),
+    (375_000, 250_000),
+])
+def test_effective_training_rows_is_two_thirds(n_rows, n_train):
+    assert effective_training_rows(n_rows) == n_train
+
+
+@pytest.mark.parametrize(("n_rows", "repeats"), [(749, 20), (750, 10), (3_749, 10), (3_750, 3)])
+def test_make_splits_repeat_counts_at_boundaries(n_rows, repeats):
+    sp = make_splits(n_rows, "regression")
+    assert (sp["kind"], sp["n_repeats"], sp["n_folds"]) == ("iid", repeats, 3)
+    assert len(sp["splits"]) == 3 * repeats
+    assert sp["seed"] == 4267
+
+
+def test_one_repeat_below_a_million_rows_and_holdout_from_a_million():
+    below = make_splits(999_999, "regression")
+    assert (below["kind"], below["n_repeats"], len(below["splits"])) == ("iid", 1, 3)
+    y = (np.arange(1_000_000) % 10 == 0).astype(int)  # 10 % positives
+    hold = make_splits(1_000_000, "binary", y=y)
+    assert (hold["kind"], hold["seed"], hold["n_repeats"], hold["n_folds"]) == (
+        "holdout", 42, 1, 1)
+    (only,) = hold["splits"]
+    test = np.array(only["test"])
+    assert only["id"] == "r0-f0" and len(test) == 250_000
+    assert len(only["train"]) == 750_000
+    assert abs(y[test].sum() - 25_000) <= 1  # class proportions kept
+
+
+def test_holdout_follows_the_documented_algorithm():
+    n = 1_000_003
+    sp = make_splits(n, "regression")
+    order = np.random.default_rng(42).permutation(n)
+    j = np.arange(n)
+    is_test = (j + 1) * 250_000 // n > j * 250_000 // n
+    assert sp["splits"][0]["test"] == sorted(order[is_test].tolist())
+
+
+def test_explicit_repeats_override():
+    assert make_splits(30, "regression", n_repeats=2)["n_repeats"] == 2
+
+
+# ----------------------------------------------------------------------------- IID
+
+
+def test_iid_follows_the_documented_algorithm():
+    y = np.array(list("aabbbcccccab") * 5)
+    sp = make_splits(len(y), "multiclass", y=y)
+    rng = np.random.default_rng(4267)
+    _, codes = np.unique(y, return_inverse=True)
+    for r in range(2):
+        perm = rng.permutation(len(y))
+        order = perm[np.argsort(codes[perm], kind="stable")]
+        fold = np.empty(len(y), dtype=int)
+        fold[order] = np.arange(len(y)) % 3
+        for f in range(3):
+            entry = sp["splits"][3 * r + f]
+            assert entry["id"] == f"r{r}-f{f}"
+            assert entry["test"] == np.flatnonzero(fold == f).tolist()
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(3, 300), st.integers(2, 5), st.integers(0, 2**31))
+def test_stratification_within_one_row_per_class_and_fold(n, k, seed):
+    y = np.random.default_rng(seed).integers(0, k, n)
+    y[:2] = [0, 1]
+    task = "binary" if k == 2 else "multiclass"
+    sp = make_splits(n, task, y=y, n_repeats=2)
+    _check_partition(sp)
+    for r in range(2):
+        tests = [np.array(e["test"]) for e in sp["splits"] if e["repeat"] == r]
+        sizes = [len(t) for t in tests]
+        assert max(sizes) - min(sizes) <= 1
+        for c in np.unique(y):
+            per_fold = [int((y[t] == c).sum()) for t in tests]
+            assert max(per_fold) - min(per_fold) <= 1
+
+
+def test_regression_folds_balanced_and_repeats_differ():
+    sp = make_splits(100, "regression")
+    _check_partition(sp)
+    assert sp["splits"][0]["test"] != sp["splits"][3]["test"]
+    assert sorted(len(e["test"]) for e in sp["splits"][:3]) == [33, 33, 34]
+
+
+def test_deterministic_byte_identical_json(tmp_path):
+    y = np.arange(200) % 3
+    a = make_splits(200, "multiclass", y=y, dataset="iris")
+    b = make_splits(200, "multiclass", y=y, dataset="iris")
+    assert a == b
+    save(a, tmp_path / "a.json")
+    save(b, tmp_path / "b.json")
+    assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
+    # reloading and saving again gives the same bytes
+    save(load(tmp_path / "a.json"), tmp_path / "c.json")
+    assert (tmp_path / "a.json").read_bytes() == (tmp_path / "c.json").read_bytes()
+
+
+def test_json_round_trip_and_schema(tmp_path):
+    sp = make_splits(60, "binary", y=np.arange(60) % 2, dataset="bc",
+                     leakage_columns=["patient_note"])
+    path = save(sp, tmp_path / "s.json")
+    raw = json.loads(path.read_text())
+    assert list(raw) == ["schema", "version", "dataset", "n_rows", "task", "kind", "seed",
+                         "n_repeats", "n_folds", "excluded_columns", "splits"]
+    assert raw["schema"] == "arenalite.splits" and raw["version"] == 1
+    assert raw["excluded_columns"] == ["patient_note"]
+    assert list(raw["splits"][0]) == ["id", "repeat", "fold", "train", "test"]
+    assert load(path) == sp
+
+
+def test_numpy_index_arrays_are_accepted_and_written_as_ints(tmp_path):
+    sp = make_splits(12, "regression", n_repeats=1)
+    for e in sp["splits"]:
+        e["train"] = np.asarray(e["train"], dtype=np.int32)
+    path = save(sp, tmp_path / "np.json")
+    assert isinstance(load(path)["splits"][0]["train"][0], int)
+
+
+# ----------------------------------------------------------------------------- grouped
+
+
+def test_grouped_keeps_entities_disjoint():
+    rng = np.random.default_rng(0)
+    groups = pd.Series(rng.integers(0, 40, 300), name="patient_id")
+    sp = make_splits(300, "binary", y=rng.integers(0, 2, 300), groups=groups,
+                     leakage_columns=["leak", "patient_id"])
+    assert sp["kind"] == "grouped" and sp["n_repeats"] == 20
+    assert sp["excluded_columns"] == ["patient_id", "leak"]
+    _check_partition(sp)
+    g = groups.to_numpy()
+    for e in sp["splits"]:
+        assert not set(g[e["train"]]) & set(g[e["test"]])
+    validate(sp, groups=g)
+
+
+def test_grouped_follows_the_documented_algorithm():
+    groups = np.array(["b", "a", "c", "a", "d", "b", "e", "e", "f"])
+    sp = make_splits(9, "regression", groups=groups, n_repeats=1)
+    names, codes = np.unique(groups, return_inverse=True)
+    sizes = np.bincount(codes)
+    perm = np.random.default_rng(4267).permutation(len(names))
+    start = np.cumsum(sizes[perm]) - sizes[perm]
+    group_fold = np.empty(len(names), dtype=int)
+    group_fold[perm] = start * 3 // 9
+    for f in range(3):
+        assert sp["splits"][f]["test"] == np.flatnonzero(group_fold[codes] == f).tolist()
+
+
+def test_grouped_errors():
+    with pytest.raises(ValueError, match=r"groups must hold at least 3 distinct ids, got 2"):
+        make_splits(10, "regression", groups=[0] * 5 + [1] * 5)
+    with pytest.raises(ValueError, match=r"fold \d of repeat 0 has no test rows"):
+        make_splits(100, "regression", groups=[0] * 98 + [1, 2], n_repeats=1)
+    with pytest.raises(ValueError,
+                       match=r"groups has a missing or non-finite value \(None\) at row 2"):
+        make_splits(4, "regression", groups=["a", "b", None, "c"])
+
+
+# ----------------------------------------------------------------------------- temporal
+
+
+def test_temporal_training_never_follows_test():
+    rng = np.random.default_rng(3)
+    time = pd.Series(pd.to_datetime("2024-01-01")
+                     + pd.to_timedelta(rng.integers(0, 50, 200), unit="D"), name="date")
+    sp = make_splits(200, "regression", time=time)
+    assert (sp["kind"], sp["seed"], sp["n_repeats"], sp["n_folds"]) == ("temporal", None, 1, 3)
+    assert sp["excluded_columns"] == ["date"]
+    t = time.to_numpy()
+    previous_train: set[int] = set()
+    for e in sp["splits"]:
+        assert t[e["train"]].max() < t[e["test"]].min()
+        assert previous_train <= set(e["train"])  # expanding window
+        previous_train = set(e["train"])
+    validate(sp, time=t)
+
+
+def test_temporal_keeps_equal_times_together_and_row_identity():
+    time = np.array([5, 1, 1, 1, 2, 2, 3, 4, 4, 4, 6, 7])
+    sp = make_splits(12, "regression", time=time, time_column="t")
+    first = sp["splits"][0]
+    assert first["train"] == [1, 2, 3]  # all rows at time 1, original positions
+    assert first["test"] == [4, 5, 6]
+
+
+def test_temporal_errors():
+    with pytest.raises(ValueError, match=r"too few distinct values \(2\)"):
+        make_splits(10, "regression", time=[1] * 9 + [2])
+    with pytest.raises(TypeError, match=r"time must be numeric or datetime64.*to_datetime"):
+        make_splits(4, "regression", time=["2020", "2021", "2022", "2023"])
+    with pytest.raises(ValueError,
+                       match=r"time has a missing or non-finite value \(nan\) at row 1"):
+        make_splits(4, "regression", time=[1.0, np.nan, 2.0, 3.0])
+    with pytest.raises(ValueError, match=r"not both"):
+        make_splits(10, "regression", groups=np.arange(10), time=np.arange(10))
+    with pytest.raises(ValueError, match=r"exactly one repeat"):
+        make_splits(10, "regression", time=np.arange(10), n_repeats=3)
+
+
+# ----------------------------------------------------------------------------- make_splits input
+
+
+@pytest.mark.parametrize(("kwargs", "exc", "pattern"), [
+    ({"n_rows": 10, "task": "ranking"}, ValueError, r"task must be one of .* got 'ranking'"),
+    ({"n_rows": 2, "task": "regression"}, ValueError, r"n_rows must be at least 3, got 2"),
+    ({"n_rows": 10.0, "task": "regression"}, TypeError, r"n_rows must be an integer, got 10.0"),
+    ({"n_rows": True, "task": "regression"}, TypeError, r"n_rows must be an integer"),
+    ({"n_rows": 10, "task": "binary"}, ValueError, r"y is needed to stratify .* binary task"),
+    ({"n_rows": 4, "task": "binary", "y": [0, 1, 0]}, ValueError,
+     r"y has 3 values but n_rows is 4"),
+    ({"n_rows": 4, "task": "binary", "y": [0, 1, 2, 0]}, ValueError,
+     r"binary task must hold two classes, got 3"),
+    ({"n_rows": 4, "task": "multiclass", "y": [1, 1, 1, 1]}, ValueError,
+     r"at least two classes, got only 1"),
+    ({"n_rows": 4, "task": "binary", "y": [0, 1, None, 0]}, ValueError,
+     r"y has a missing or non-finite value \(None\) at row 2"),
+    ({"n_rows": 4, "task": "regression", "n_repeats": 0}, ValueError,
+     r"n_repeats must be at least 1"),
+    ({"n_rows": 4, "task": "regression", "dataset": 3}, TypeError, r"dataset must be a string"),
+    ({"n_rows": 4, "task": "regression", "leakage_columns": [3]}, TypeError,
+     r"excluded column names must be strings, got 3"),
+])
+def test_make_splits_bad_input(kwargs, exc, pattern):
+    with pytest.raises(exc, match=pattern):
+        make_splits(**kwargs)
+
+
+# ----------------------------------------------------------------------------- load validation
+
+
+@pytest.fixture
+def saved(tmp_path):
+    sp = make_splits(9, "regression", n_repeats=2, dataset="toy")
+    return sp, tmp_path / "bad.json"
+
+
+def _write(path, obj):
+    path.write_text(json.dumps(obj))
+    return path
+
+
+def _mutated(sp, fn):
+    out = copy.deepcopy(sp)
+    fn(out)
+    return out
+
+
+def _set(key, value):
+    return lambda d: d.__setitem__(key, value)
+
+
+def _entry(k, key, value):
+    return lambda d: d["splits"][k].__setitem__(key, value)
+
+
+def _swap_test(d):
+    d["splits"][1]["test"], d["splits"][1]["train"] = (d["splits"][0]["test"],
+                                                       d["splits"][0]["train"])
+
+
+LOAD_ERRORS = [
+    (_set("schema", "other"), r"schema must be 'arenalite.splits', got 'other'"),
+    (_set("version", 2), r"unsupported splits version 2 \(this arenalite reads version 1\)"),
+    (lambda d: d.pop("task"), r"missing key\(s\) \['task'\]"),
+    (_set("extra", 1), r"unexpected key\(s\) \['extra'\]"),
+    (_set("n_rows", "9"), r"n_rows must be a positive integer, got '9'"),
+    (_set("n_rows", 0), r"n_rows must be a positive integer, got 0"),
+    (_set("task", "rank"), r"task must be one of .* got 'rank'"),
+    (_set("kind", "random"), r"kind must be one of .* got 'random'"),
+    (_set("seed", 1.5), r"seed must be an integer or null, got 1.5"),
+    (_set("dataset", 5), r"dataset must be a string or null, got 5"),
+    (_set("excluded_columns", "id"), r"excluded_columns must be a list of strings"),
+    (_set("n_repeats", 3), r"n_repeats × n_folds = 9 entries, got 6"),
+    (_entry(2, "repeat", 5), r"splits\[2\] repeat must be an integer in \[0, 2\), got 5"),
+    (_entry(2, "fold", -1), r"splits\[2\] fold must be an integer in \[0, 3\), got -1"),
+    (_entry(2, "id", "x"), r"splits\[2\] id must be 'r0-f2', got 'x'"),
+    (lambda d: d["splits"][0].pop("train"), r"splits\[0\] must have exactly the keys"),
+    (lambda d: d["splits"].__setitem__(1, [1, 2]), r"splits\[1\] must be an object"),
+    (lambda d: d["splits"][1].update(repeat=0, fold=0, id="r0-f0"),
+     r"split id 'r0-f0' appears more than once"),
+    (lambda d: d["splits"][0]["test"].__setitem__(0, 1.5),
+     r"split 'r0-f0' test holds a non-integer index 1.5 at position 0"),
+    (lambda d: d["splits"][0]["test"].__setitem__(1, "3"),
+     r"split 'r0-f0' test holds a non-integer index '3' at position 1"),
+    (lambda d: d["splits"][0]["train"].__setitem__(0, 9),
+     r"split 'r0-f0' train index 9 at position 0 is out of range for n_rows=9"),
+    (lambda d: d["splits"][0]["train"].__setitem__(0, -1),
+     r"index -1 at position 0 is out of range"),
+    (lambda d: d["splits"][0]["train"].append(d["splits"][0]["train"][0]),
+     r"split 'r0-f0' train lists row \d more than once"),
+    (lambda d: d["splits"][0]["train"].append(d["splits"][0]["test"][0]),
+     r"split 'r0-f0': row \d is in both train and test"),
+    (lambda d: d["splits"][0]["train"].pop(),
+     r"train and test together hold 8 rows, expected all 9"),
+    (_entry(0, "test", []), r"split 'r0-f0' test is empty"),
+    (_entry(0, "train", {"a": 1}), r"train must be a list of row indices, got dict"),
+    (_swap_test, r"repeat 0 puts row \d in [02] test folds"),
+]
+
+
+@pytest.mark.parametrize(("mutate", "pattern"), LOAD_ERRORS)
+def test_load_rejects_invalid_files(saved, mutate, pattern):
+    sp, path = saved
+    with pytest.raises((ValueError, TypeError), match=pattern):
+        load(_write(path, _mutated(sp, mutate)))
+    with pytest.raises((ValueError, TypeError), match=pattern):
+        validate(_mutated(sp, mutate))
+
+
+def test_load_rejects_booleans_nulls_and_bad_json(saved):
+    sp, path = saved
+    text = json.dumps(sp)
+    path.write_text(text.replace('"test": [', '"test": [true, ', 1))
+    with pytest.raises(ValueError, match=r"'true' at character \d+ is not a row index"):
+        load(path)
+    path.write_text(text.replace('"train": [', '"train": [null, ', 1))
+    with pytest.raises(ValueError, match=r"'null' at character \d+ is not a row index"):
+        load(path)
+    path.write_text(text[:-5])
+    with pytest.raises(ValueError, match=r"is not valid JSON"):
+        load(path)
+    path.write_text("[1, 2]")
+    with pytest.raises(TypeError, match=r"must be a dict"):
+        load(path)
+
+
+def test_load_checks_groups_and_time_when_given(tmp_path):
+    sp = make_splits(9, "regression", n_repeats=1)
+    path = save(sp, tmp_path / "s.json")
+    test0 = sp["splits"][0]["test"]
+    train0 = sp["splits"][0]["train"]
+    groups = np.arange(9)
+    groups[test0[0]] = groups[train0[0]]  # one entity on both sides
+    with pytest.raises(ValueError, match=rf"split 'r0-f0': group {groups[test0[0]]} \(row "
+                                         rf"{test0[0]}\) is in both train and test"):
+        load(path, groups=groups)
+    with pytest.raises(ValueError, match=r"training row \d at time \d+ is not before"):
+        load(path, time=np.arange(9))
+    with pytest.raises(ValueError, match=r"groups has 3 values but n_rows is 9"):
+        load(path, groups=[1, 2, 3])
+    temporal = make_splits(9, "regression", time=np.arange(9))
+    path = save(temporal, tmp_path / "t.json")
+    assert load(path, time=np.arange(9)) == temporal
+    with pytest.raises(ValueError, match=r"is not before the earliest test time"):
+        load(path, time=np.arange(9)[::-1])
+
+
+def test_save_validates_first(tmp_path):
+    sp = make_splits(9, "regression", n_repeats=1)
+    sp["version"] = 7
+    with pytest.raises(ValueError, match=r"unsupported splits version 7"):
+        save(sp, tmp_path / "x.json")
+    assert not (tmp_path / "x.json").exists()
+
+
+# ----------------------------------------------------------------------------- fold summary
+
+
+def test_fold_summary_golden_and_errors():
+    summary = fold_summary([1.0, 2.0, 3.0, 4.0])
+    assert summary.mean == 2.5
+    assert summary.se == pytest.approx(math.sqrt((5 / 3) / 4))
+    assert summary.n_folds == 4
+    assert fold_summary([0.7] * 9).se == 0.0
+    with pytest.raises(ValueError, match=r"at least 2 fold scores .* got 1"):
+        fold_summary([0.5])
+    with pytest.raises(ValueError, match=r"scores must be finite; found nan at position 1"):
+        fold_summary([0.5, np.nan])
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.floats(-1e3, 1e3), min_size=2, max_size=60))
+def test_fold_summary_matches_definition(scores):
+    s = np.array(scores)
+    summary = fold_summary(s)
+    assert summary.mean == pytest.approx(s.mean(), abs=1e-9)
+    assert summary.se == pytest.approx(s.std(ddof=1) / math.sqrt(len(s)), abs=1e-9)
+    assert summary.se >= 0
+
+
+def test_fold_summary_table():
+    df = pd.DataFrame({"model": ["a"] * 3 + ["b"] * 3, "dataset": ["d"] * 6,
+                       "score": [1.0, 2.0, 3.0, 0.5, 0.5, 0.5]})
+    table = fold_summary_table(df)
+    assert list(table.columns) == ["model", "dataset", "mean", "se", "n_folds"]
+    assert table["mean"].tolist() == [2.0, 0.5]
+    assert table["se"].tolist() == pytest.approx([math.sqrt(1 / 3), 0.0])
+    with pytest.raises(ValueError, match=r"single fold score"):
+        fold_summary_table(df.iloc[:4])
+    with pytest.raises(ValueError, match=r"missing column\(s\) \['score'\]"):
+        fold_summary_table(df.drop(columns="score"))
+    with pytest.raises(TypeError, match=r"results must be a DataFrame"):
+        fold_summary_table([1, 2])
+
+
+def test_constants_match_spec():
+    assert (S.IID_SEED, S.HOLDOUT_SEED, S.HOLDOUT_TEST_ROWS, S.HOLDOUT_MIN_ROWS) == (
+        4267, 42, 250_000, 1_000_000)
