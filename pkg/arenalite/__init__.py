@@ -5,6 +5,7 @@ Data flows one way: load (:func:`load_df`) → normalize → method
 → plot (:mod:`arenalite.plots`). scipy and matplotlib are imported lazily.
 """
 
+from . import metrics, splits
 from .benchmark import Benchmark, BenchmarkGroup
 from .load import load_csv, load_df
 from .rankings.aggregate import aggregate_ranking
@@ -25,5 +26,7 @@ __all__ = [
     "iqm_ranking",
     "load_csv",
     "load_df",
+    "metrics",
     "register_metric",
+    "splits",
 ]
