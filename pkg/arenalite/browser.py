@@ -1,0 +1,140 @@
+"""Calling the WebGPU bridge from Python inside Pyodide (the JupyterLite kernel).
+
+``bridge = await arenalite.browser.create_bridge()`` imports ``webgpu_bridge/src/index.js``
+through the ``js`` module, creates a ``Bridge`` and wraps it; ``await bridge.predict(...)``
+returns the same array as :func:`arenalite.models.predict` (plus stage timings) and
+``await bridge.run_splits(...)`` the results-table DataFrame of :func:`arenalite.runner.run`
+with runner "webgpu". The payload builders and the result conversion are pure functions
+that run (and are tested) in CPython; only the calls into JavaScript need Pyodide, and the
+``js`` / ``pyodide`` modules are imported lazily inside them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .models import check_model, model_label
+from .models.preprocess import prepare
+from .runner import COLUMNS
+
+DEFAULT_MODULE_URL = "./webgpu_bridge/src/index.js"
+DEFAULT_WEIGHTS_URL = "./webgpu_bridge/weights/icl_transformer.json"
+
+
+def model_payload(model: dict[str, Any], weights_url: str | None = None) -> dict[str, Any]:
+    """The JS model dict: validated, defaults filled, ``label`` pinned to Python's label.
+
+    A transformer's ``weights`` must be a URL the page can fetch (``weights_url``) or None
+    for the bridge's default weights; a local path means nothing to the browser.
+    """
+    checked = check_model(model)
+    out = {k: v for k, v in checked.items() if k != "weights"}
+    out["label"] = model_label(model)
+    if checked["name"] == "icl_transformer":
+        if checked["weights"] is not None and weights_url is None:
+            raise ValueError(f"model {out['label']!r}: weights={checked['weights']!r} is a "
+                             "local path; pass weights_url, a URL the browser can fetch")
+        out["weights"] = weights_url
+    return out
+
+
+def data_payload(X_train: Any, y_train: Any, X_test: Any, task: str,
+                 n_classes: int | None = None) -> dict[str, Any]:
+    """The JS ``data`` dict (float32, row-major), validated as predict() validates it."""
+    prep = prepare(X_train, y_train, X_test, task, n_classes)
+    x_train = np.ascontiguousarray(np.asarray(X_train, dtype=np.float64), dtype=np.float32)
+    x_test = np.ascontiguousarray(np.asarray(X_test, dtype=np.float64), dtype=np.float32)
+    return {"xTrain": x_train.ravel(), "yTrain": np.asarray(y_train, dtype=np.float32).ravel(),
+            "xTest": x_test.ravel(), "nFeatures": int(x_train.shape[1]), "task": task,
+            "nClasses": None if task == "regression" else int(prep.n_classes)}
+
+
+def output_array(output: Any, n_test: int, task: str, n_classes: int | None) -> np.ndarray:
+    """The bridge's flat Float32Array as predict()'s shape: m × C, or m for regression."""
+    flat = np.asarray(output, dtype=np.float64).ravel()
+    width = 1 if task == "regression" else int(n_classes or 0)
+    if width < 1 or flat.size != n_test * width:
+        raise ValueError(f"bridge output has {flat.size} values; expected n_test={n_test} × "
+                         f"{'1' if task == 'regression' else f'n_classes={n_classes}'}")
+    return flat if task == "regression" else flat.reshape(n_test, width)
+
+
+def rows_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """The results table from the bridge's rows; every row must have exactly COLUMNS."""
+    for i, row in enumerate(rows):
+        keys = list(row)
+        if keys != COLUMNS:
+            missing = [c for c in COLUMNS if c not in keys]
+            extra = [c for c in keys if c not in COLUMNS]
+            raise ValueError(f"bridge result row {i} does not have the results-table columns: "
+                             f"missing {missing}, unexpected {extra}")
+    return pd.DataFrame([dict(r) for r in rows], columns=COLUMNS)
+
+
+def _ffi() -> tuple[Any, Any, Any]:
+    try:
+        import js
+        from pyodide.code import run_js
+        from pyodide.ffi import to_js
+    except ImportError as exc:
+        raise RuntimeError("arenalite.browser calls the WebGPU bridge and needs Pyodide "
+                           "(the JupyterLite kernel); in CPython use arenalite.models.predict "
+                           "and arenalite.runner.run") from exc
+    return js, run_js, to_js
+
+
+def _to_js(value: Any) -> Any:
+    js, _, to_js = _ffi()
+    return to_js(value, dict_converter=js.Object.fromEntries)
+
+
+class BrowserBridge:
+    """A created JS ``Bridge`` seen from Python: predict and run_splits, awaited."""
+
+    def __init__(self, module: Any, bridge: Any) -> None:
+        self.module = module
+        self.bridge = bridge
+
+    @property
+    def adapter_info(self) -> dict[str, Any]:
+        """Vendor, architecture, description and fallback flag of the WebGPU adapter."""
+        return dict(self.bridge.adapterInfo.to_py())
+
+    async def predict(self, model: dict[str, Any], X_train: Any, y_train: Any, X_test: Any,
+                      task: str, n_classes: int | None = None,
+                      weights_url: str | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+        """Run one model on the GPU; returns (output as predict() shapes it, timings in ms)."""
+        data = data_payload(X_train, y_train, X_test, task, n_classes)
+        result = await self.bridge.predict(_to_js(model_payload(model, weights_url)),
+                                           _to_js(data))
+        n_test = len(data["xTest"]) // data["nFeatures"]
+        out = output_array(result.output.to_py(), n_test, task, data["nClasses"])
+        return out, dict(result.timings.to_py())
+
+    async def run_splits(self, dataset: Any, splits: dict[str, Any],
+                         models: Sequence[dict[str, Any]]) -> pd.DataFrame:
+        """Every model on every split of an arenalite.datasets.Dataset, as a DataFrame."""
+        payload = {"name": dataset.name, "task": dataset.task, "nClasses": dataset.n_classes,
+                   "x": np.ascontiguousarray(dataset.X, dtype=np.float32).ravel(),
+                   "nFeatures": int(dataset.X.shape[1]),
+                   "featureNames": list(dataset.feature_names),
+                   "y": np.asarray(dataset.y, dtype=np.float64)}
+        rows = await self.module.runSplits(self.bridge, _to_js(payload), _to_js(splits),
+                                           _to_js([model_payload(m) for m in models]))
+        return rows_frame(rows.to_py())
+
+    def destroy(self) -> None:
+        self.bridge.destroy()
+
+
+async def create_bridge(module_url: str = DEFAULT_MODULE_URL,
+                        default_weights: str | None = DEFAULT_WEIGHTS_URL) -> BrowserBridge:
+    """Import the bridge module and create a Bridge (raises when WebGPU is unavailable)."""
+    _, run_js, _ = _ffi()
+    module = await run_js(f"import({module_url!r})")
+    bridge = await module.Bridge.create(_to_js({"defaultWeights": default_weights}))
+    return BrowserBridge(module, bridge)

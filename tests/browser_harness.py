@@ -1,0 +1,177 @@
+"""Headless Chromium for the browser tests: a local static server and an offline page.
+
+The system Chromium (Debian's package, ``/usr/bin/chromium``) runs headless through
+Playwright with a fresh user-data directory; every request that is not for the local
+server on 127.0.0.1 is aborted and recorded, so a test can show that nothing left the
+machine. No browser is ever downloaded. Without Chromium the tests fail with a clear
+message (CI installs it) unless ``ARENALITE_ALLOW_NO_BROWSER=1``, which skips them.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import shutil
+import tempfile
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = Path(os.environ.get("ARENALITE_CHROMIUM", "/usr/bin/chromium"))
+BASE_ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update",
+             "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]
+WEBGPU_ARG = "--enable-unsafe-webgpu"
+
+HARNESS_HTML = """<!doctype html>
+<meta charset="utf-8"><title>arenalite bridge harness</title>
+<script type="module">
+import * as bridge from "/bridge/index.js";
+window.arenaBridge = bridge;
+window.harnessReady = true;
+</script>
+"""
+
+# A module worker that imports the bridge and answers {model, data} with {output, timings}.
+HARNESS_WORKER = """import { Bridge } from "/bridge/index.js";
+let bridge = null;
+self.onmessage = async (event) => {
+  try {
+    bridge ??= await Bridge.create({ defaultWeights: "/weights/icl_transformer.json" });
+    const { output, timings } = await bridge.predict(event.data.model, event.data.data);
+    self.postMessage({ output: Array.from(output), timings, adapter: bridge.adapterInfo,
+                       inWorker: typeof window === "undefined" });
+  } catch (err) {
+    self.postMessage({ error: String(err.message ?? err) });
+  }
+};
+"""
+
+
+def require_chromium() -> Path:
+    """Chromium's path; fails (or skips with ARENALITE_ALLOW_NO_BROWSER=1) when absent."""
+    if CHROMIUM.exists():
+        return CHROMIUM
+    message = (f"{CHROMIUM} not found: browser tests need Debian's chromium "
+               "(apt-get install -y chromium chromium-driver; never `playwright install`)")
+    if os.environ.get("ARENALITE_ALLOW_NO_BROWSER") == "1":
+        pytest.skip(message + " [skipped: ARENALITE_ALLOW_NO_BROWSER=1]")
+    pytest.fail(message, pytrace=False)
+
+
+class _Handler(http.server.SimpleHTTPRequestHandler):
+    """Serves URL prefixes from mapped directories; quiet; correct JS/WGSL types."""
+
+    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map,
+                      ".js": "text/javascript", ".mjs": "text/javascript",
+                      ".wgsl": "text/plain", ".json": "application/json",
+                      ".bin": "application/octet-stream"}
+
+    def __init__(self, *args: Any, mounts: Mapping[str, Path], **kwargs: Any) -> None:
+        self.mounts = mounts
+        super().__init__(*args, **kwargs)
+
+    def translate_path(self, path: str) -> str:
+        clean = urlsplit(path).path
+        for prefix, folder in self.mounts.items():
+            if clean.startswith(prefix):
+                target = (folder / clean[len(prefix):]).resolve()
+                if folder.resolve() in (target, *target.parents):
+                    return str(target)
+        return str(Path(tempfile.gettempdir()) / "arenalite-harness-missing")
+
+    def end_headers(self) -> None:
+        self.send_header("Cache-Control", "no-store")
+        super().end_headers()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@contextmanager
+def static_server(mounts: Mapping[str, Path]) -> Iterator[str]:
+    """Serve ``{url_prefix: directory}`` on 127.0.0.1 (free port); yields the base URL."""
+    handler = functools.partial(_Handler, mounts=dict(mounts))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def default_mounts(extra: Mapping[str, Path] | None = None) -> dict[str, Path]:
+    """The bridge sources, the packaged weights and a harness page (in a temp dir)."""
+    harness = Path(tempfile.mkdtemp(prefix="arenalite-harness-"))
+    (harness / "index.html").write_text(HARNESS_HTML)
+    (harness / "worker.js").write_text(HARNESS_WORKER)
+    mounts = {"/bridge/": ROOT / "webgpu_bridge" / "src",
+              "/weights/": ROOT / "pkg" / "arenalite" / "models" / "weights",
+              "/harness/": harness}
+    mounts.update(extra or {})
+    return mounts
+
+
+class Browser:
+    """A headless Chromium context whose every non-local request is aborted."""
+
+    def __init__(self, context: Any, base_url: str) -> None:
+        self.context = context
+        self.base_url = base_url
+        self.blocked: list[str] = []
+        context.route("**/*", self._route)
+
+    def _route(self, route: Any) -> None:
+        url = route.request.url
+        if url.startswith(self.base_url + "/"):
+            route.continue_()
+        else:
+            self.blocked.append(url)
+            route.abort()
+
+    def open_harness(self, timeout_ms: int = 30_000) -> Any:
+        """A page with the bridge module loaded as ``window.arenaBridge``."""
+        page = self.context.new_page()
+        page.set_default_timeout(timeout_ms)
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(self.base_url + "/harness/index.html")
+        try:
+            page.wait_for_function("window.harnessReady === true")
+        except Exception as exc:
+            raise AssertionError(f"the bridge module did not load: {errors}") from exc
+        return page
+
+
+@contextmanager
+def playwright_session() -> Iterator[Any]:
+    """One Playwright driver for the whole test session (Chromium must exist)."""
+    require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        yield p
+
+
+@contextmanager
+def chromium(playwright: Any, base_url: str, *, webgpu: bool = True) -> Iterator[Browser]:
+    """Launch the system Chromium headless (fresh profile), with or without WebGPU."""
+    profile = tempfile.mkdtemp(prefix="arenalite-chromium-")
+    args = BASE_ARGS + ([WEBGPU_ARG] if webgpu else [])
+    try:
+        context = playwright.chromium.launch_persistent_context(
+            profile, executable_path=str(require_chromium()), headless=True, args=args)
+        try:
+            yield Browser(context, base_url)
+        finally:
+            context.close()
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
