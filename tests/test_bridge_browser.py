@@ -193,9 +193,9 @@ def test_bridge_works_in_a_web_worker(gpu_browser):
 @pytest.mark.browser
 def test_run_splits_matches_python_runner(page, tmp_path):
     """Same persisted split file, same indices: webgpu rows match python rows within 1e-4."""
-    ds = float32_dataset("breast_cancer")
+    ds = float32_dataset("wine")
     split = splits.make_splits(ds.n_rows, ds.task, y=ds.y, dataset=ds.name, n_repeats=1)
-    path = splits.save(split, tmp_path / "breast_cancer.splits.json")
+    path = splits.save(split, tmp_path / "wine.splits.json")
     split_text = path.read_text()
     py = runner.run({ds.name: ds}, {ds.name: splits.load(path)}, MODELS, progress=False)
     rows = page.evaluate("""async ({dataset, splitText, models}) => {
