@@ -189,7 +189,7 @@ def _both_classes(y: np.ndarray, name: str, metric: str) -> tuple[int, int]:
 
 def average_ranks(values: np.ndarray) -> np.ndarray:
     """1-based ranks of ``values`` with ties given their average rank (vectorized)."""
-    order = np.argsort(values, kind="stable")
+    order = np.argsort(values)  # ties are averaged, so the sort need not be stable
     sorted_values = values[order]
     starts = np.flatnonzero(np.r_[True, sorted_values[1:] != sorted_values[:-1]])
     ends = np.r_[starts[1:], len(values)]
@@ -205,7 +205,7 @@ def _auc_core(y: np.ndarray, score: np.ndarray, n_pos: int, n_neg: int) -> float
 
 
 def _ap_core(y: np.ndarray, score: np.ndarray, n_pos: int) -> float:
-    order = np.argsort(-score, kind="stable")
+    order = np.argsort(-score)  # a tied block is one threshold: order within it is irrelevant
     s = score[order]
     tp = np.cumsum(y[order], dtype=np.float64)
     last = np.r_[np.flatnonzero(s[1:] != s[:-1]), len(s) - 1]  # end of each tied block

@@ -165,8 +165,9 @@ def _fold_lists(fold: np.ndarray, n_folds: int, repeat: int) -> list[dict[str, A
 
 
 def _split(repeat: int, fold: int, train: np.ndarray, test: np.ndarray) -> dict[str, Any]:
+    """One split entry; ``train`` and ``test`` must already be sorted ascending."""
     return {"id": f"r{repeat}-f{fold}", "repeat": repeat, "fold": fold,
-            "train": np.sort(train).tolist(), "test": np.sort(test).tolist()}
+            "train": train.tolist(), "test": test.tolist()}
 
 
 def _iid(n_rows: int, codes: np.ndarray | None, n_repeats: int, n_folds: int) -> list[dict]:
@@ -189,7 +190,7 @@ def _holdout(n_rows: int, codes: np.ndarray | None, test_rows: int) -> list[dict
         order = order[np.argsort(codes[order], kind="stable")]
     j = np.arange(n_rows, dtype=np.int64)
     is_test = (j + 1) * test_rows // n_rows > j * test_rows // n_rows
-    return [_split(0, 0, order[~is_test], order[is_test])]
+    return [_split(0, 0, np.sort(order[~is_test]), np.sort(order[is_test]))]
 
 
 def _grouped(groups: np.ndarray, n_repeats: int, n_folds: int) -> list[dict]:
@@ -221,7 +222,8 @@ def _temporal(time: np.ndarray, n_folds: int) -> list[dict]:
             f"time has too few distinct values ({len(np.unique(time))}) to cut {n_rows} rows "
             f"into {n_folds + 1} ordered blocks"
         )
-    return [_split(0, k, order[:bounds[k + 1]], order[bounds[k + 1]:bounds[k + 2]])
+    return [_split(0, k, np.sort(order[:bounds[k + 1]]),
+                   np.sort(order[bounds[k + 1]:bounds[k + 2]]))
             for k in range(n_folds)]
 
 
