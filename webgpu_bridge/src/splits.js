@@ -19,7 +19,7 @@ export function parseSplits(splits, { nRows, task, dataset } = {}) {
   if (task !== undefined && s.task !== task) {
     throw new Error(`splits are for task '${s.task}' but the dataset's task is '${task}'`);
   }
-  if (dataset !== undefined && s.dataset !== undefined && s.dataset !== dataset) {
+  if (dataset != null && s.dataset != null && s.dataset !== dataset) {
     throw new Error(`splits are for dataset '${s.dataset}', not '${dataset}'`);
   }
   if (!Array.isArray(s.splits) || s.splits.length === 0) {

@@ -46,6 +46,8 @@ test("parseSplits rejects bad split files with messages naming the problem", () 
   assert.throws(() => parseSplits(SPLITS, { nRows: 7 }), /6 rows do not fit dataset 'toy' with 7 rows/);
   assert.throws(() => parseSplits(SPLITS, { task: "regression" }), /task 'binary'.*'regression'/);
   assert.throws(() => parseSplits(SPLITS, { dataset: "iris" }), /for dataset 'toy', not 'iris'/);
+  const unnamed = { ...SPLITS, dataset: null };
+  assert.deepEqual(parseSplits(unnamed, { nRows: 6, task: "binary", dataset: "iris" }), unnamed);
 });
 
 test("rocAuc is the Mann-Whitney AUC with ties counted 1/2", () => {
