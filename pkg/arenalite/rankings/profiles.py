@@ -1,0 +1,156 @@
+"""Performance profiles (Dolan & Moré 2002) on the raw score matrix.
+
+Ratio to the best per dataset: r_ij = best_j / s_ij for higher-is-better datasets and
+s_ij / best_j for lower-is-better ones, so r ≥ 1 and r = 1 for the best model; all raw
+scores must be strictly positive. A model's profile ρ_i(τ) is the share of datasets
+with r_ij ≤ τ, evaluated exactly at every observed ratio plus τ = 1 (the step function
+has no other jumps). The area under the profile on a log10 τ axis up to the largest
+observed ratio, AUP = Σ_k (log10 τ_{k+1} − log10 τ_k) · ρ_i(τ_k), summarizes it (higher
+is better). It equals log10 τ_max − mean_j log10 r_ij, so AUP orders models like the
+geometric mean of their raw scores (inverse for lower-is-better datasets), and dropping a
+model never reorders the others by AUP; other methods can reorder (see ``stability``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from ..results import Result
+
+if TYPE_CHECKING:
+    from ..benchmark import Benchmark
+
+STABILITY_METHODS = ("aup", "aggregate", "elo", "improvability")
+
+
+def check_positive(raw: np.ndarray, models: list[str], datasets: list[str]) -> None:
+    """ValueError naming the first cell whose raw score is 0 or below."""
+    bad = ~(raw > 0)
+    if bad.any():
+        i, j = (int(v[0]) for v in np.nonzero(bad))
+        raise ValueError(f"model {models[i]!r} has a score of 0 or below ({float(raw[i, j])!r}) "
+                         f"on dataset {datasets[j]!r}; performance profiles need strictly "
+                         "positive raw scores")
+
+
+def performance_ratios(raw: np.ndarray, higher_is_better: np.ndarray) -> np.ndarray:
+    """Ratio of each score to the per-dataset best (≥ 1, 1 = best) for an M × D matrix."""
+    best = np.where(higher_is_better, raw.max(axis=0), raw.min(axis=0))
+    return np.where(higher_is_better, best / raw, raw / best)
+
+
+def profile_steps(ratios: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Breakpoints τ (every observed ratio and 1, sorted) and ρ (M × T) at each of them."""
+    m, d = ratios.shape
+    taus = np.unique(np.append(ratios.ravel(), 1.0))
+    position = np.searchsorted(taus, ratios)  # exact: every ratio is a breakpoint
+    key = (np.arange(m)[:, None] * taus.size + position).ravel()
+    counts = np.bincount(key, minlength=m * taus.size).reshape(m, taus.size)
+    return taus, np.cumsum(counts, axis=1) / d
+
+
+def area_under_profile(taus: np.ndarray, rho: np.ndarray) -> np.ndarray:
+    """AUP per model: Σ_k (log10 τ_{k+1} − log10 τ_k) · ρ(τ_k) up to the largest ratio."""
+    return rho[:, :-1] @ np.diff(np.log10(taus))
+
+
+def evaluate_profile(taus: np.ndarray, rho: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """ρ of every model at arbitrary τ values (right-continuous step function)."""
+    index = np.searchsorted(taus, np.asarray(at, dtype=float), side="right") - 1
+    out = np.where(index >= 0, rho[:, np.maximum(index, 0)], 0.0)
+    return out
+
+
+class ProfileResult(Result):
+    """Exact performance-profile steps (tau, model, fraction_within_tau) with AUP."""
+
+    method = "performance_profiles"
+
+    def __init__(self, table: pd.DataFrame, *, aup: pd.Series, taus: np.ndarray,
+                 rho: pd.DataFrame, benchmark: Benchmark, **params: Any) -> None:
+        super().__init__(table, **params)
+        self.aup = aup
+        self.taus = taus
+        self.rho = rho
+        self._benchmark = benchmark
+
+    def plot(self, ax: Any = None, figsize: tuple[float, float] | None = None,
+             title: str | None = None) -> Any:
+        from ..plots.profiles import profile_plot
+
+        return profile_plot(self.taus, self.rho, self.aup, ax=ax, figsize=figsize, title=title)
+
+    def stability(self, methods: Any = None) -> pd.DataFrame:
+        """Drop the top model by AUP; per method, did the order of the others change?
+
+        ``methods`` defaults to aup, aggregate, elo (point estimate) and improvability,
+        the last only when every dataset's metric has a known optimum. Returns one row
+        per method: method, dropped, changed, order_before, order_after ("A > B > C").
+        """
+        bench = self._benchmark
+        if len(bench.models_) < 3:
+            raise ValueError(f"stability needs at least three models (two left after dropping "
+                             f"the top one), got {bench.models_!r}")
+        if methods is None:
+            methods = [m for m in STABILITY_METHODS
+                       if m != "improvability" or _improvability_defined(bench)]
+        methods = [methods] if isinstance(methods, str) else list(methods)
+        unknown = [m for m in methods if m not in STABILITY_METHODS]
+        if unknown:
+            raise ValueError(f"methods {unknown!r} unknown; choose from {STABILITY_METHODS!r}")
+        top = str(self.aup.index[0])
+        reduced = bench.drop_models(top)
+        rows = []
+        for method in methods:
+            before = [m for m in _order(bench, method) if m != top]
+            after = _order(reduced, method)
+            rows.append({"method": method, "dropped": top, "changed": before != after,
+                         "order_before": " > ".join(before), "order_after": " > ".join(after)})
+        return pd.DataFrame(rows)
+
+
+def _improvability_defined(bench: Benchmark) -> bool:
+    from .improvability import optima
+
+    try:
+        optima(bench.metrics_, bench.directions_)
+    except ValueError:
+        return False
+    return True
+
+
+def _order(bench: Benchmark, method: str) -> list[str]:
+    """Models best first under ``method`` (each ranking's table is already sorted)."""
+    if method == "aup":
+        return [str(m) for m in performance_profiles(bench).aup.index]
+    if method == "aggregate":
+        table = bench.aggregate_ranking().table
+    elif method == "elo":
+        table = bench.elo_ranking(n_bootstrap=0).table
+    else:
+        table = bench.improvability_ranking().table
+    return [str(m) for m in table["model"]]
+
+
+def performance_profiles(benchmark: Benchmark) -> ProfileResult:
+    """Dolan-Moré performance profiles of every model on the raw score matrix."""
+    models, datasets = benchmark.models_, benchmark.datasets_
+    raw = benchmark._raw.loc[models, datasets].to_numpy(dtype=float)
+    check_positive(raw, models, datasets)
+    higher = (benchmark.directions_.loc[datasets] == "max").to_numpy()
+    taus, rho = profile_steps(performance_ratios(raw, higher))
+    aup = area_under_profile(taus, rho)
+    names = np.asarray(models, dtype=object)
+    order = np.lexsort((names, -aup))
+    aup_series = pd.Series(aup[order], index=pd.Index(names[order], name="model"), name="aup")
+    rho_frame = pd.DataFrame(rho[order].T, index=pd.Index(taus, name="tau"),
+                             columns=pd.Index(names[order], name="model"))
+    table = pd.DataFrame({
+        "tau": np.tile(taus, len(models)),
+        "model": np.repeat(names[order], taus.size),
+        "fraction_within_tau": rho[order].ravel(),
+    })
+    return ProfileResult(table, aup=aup_series, taus=taus, rho=rho_frame, benchmark=benchmark)
