@@ -38,11 +38,11 @@ def heatmap(
     ax.set_xticks(np.arange(n_cols), [str(c) for c in matrix.columns], rotation=45, ha="right")
     ax.set_yticks(np.arange(n_rows), [str(r) for r in matrix.index])
     if n_rows * n_cols <= 400:
-        low, high = image.get_clim()
-        middle = (low + high) / 2
+        rgba = image.cmap(image.norm(values))
+        light = rgba[..., :3] @ np.array([0.299, 0.587, 0.114]) > 0.5
         for i, j in zip(*np.nonzero(np.isfinite(values)), strict=True):
             ax.text(j, i, fmt.format(values[i, j]), ha="center", va="center", fontsize=8,
-                    color="black" if values[i, j] > middle else "white")
+                    color="black" if light[i, j] else "white")
     bar = fig.colorbar(image, ax=ax)
     if colorbar_label:
         bar.set_label(colorbar_label)
