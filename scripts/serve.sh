@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# The main job on a fresh machine: install arenalite into .venv, build the static site
-# (wheel + report of the bundled demo results + WebGPU bridge) and serve it on 127.0.0.1.
+# The main job on a fresh machine: install arenalite (and the JupyterLite build tools) into
+# .venv, build the JupyterLite site (wheel, vendored Pyodide core, notebooks, demo report,
+# WebGPU bridge) and serve it on 127.0.0.1.
 # Extra arguments go to build.py (e.g. --port 8001).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip setuptools wheel
-.venv/bin/python -m pip install -q -e .
+.venv/bin/python -m pip install -q -e ".[site]"
 exec .venv/bin/python build.py serve "$@"
