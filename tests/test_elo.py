@@ -188,6 +188,16 @@ def test_models_meet_only_on_shared_seed_labels():
     assert any("infinite" in m for m in messages)  # A won the only battle
 
 
+def test_no_shared_seed_at_all_gives_finite_ratings():
+    df = pd.DataFrame({"model": ["A", "B"], "dataset": "D0", "seed": [0, 1],
+                       "metric": "accuracy", "score": [0.9, 0.8]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = load(df, seed="seed").elo_ranking(n_bootstrap=10, random_state=0)
+    assert np.allclose(res.table[["ELO", "CI_low", "CI_high"]].to_numpy(), 1000.0)
+    assert res.record["wins"].sum() == 0
+
+
 def test_strong_connectivity():
     cycle = np.array([[0, 1, 0], [0, 0, 1], [1, 0, 0]], dtype=float)
     chain = np.array([[0, 1, 0], [0, 0, 1], [0, 0, 0]], dtype=float)

@@ -260,7 +260,7 @@ def bootstrap_pair_sums(points: np.ndarray, weights: np.ndarray, n_bootstrap: in
     n_pairs = points.shape[1]
     per_draw = max(1, _DRAW_BUDGET // max(day.size, 1))
     blocks = []
-    for d0, d1 in _day_blocks(n_per_day, _DRAW_BUDGET):
+    for d0, d1 in _day_blocks(n_per_day, _DRAW_BUDGET) if day.size else []:
         n = n_per_day[d0:d1]
         s0, s1 = int(offsets[d0]), int(offsets[d1])
         high = int(n[0]) if np.all(n == n[0]) else np.repeat(n, n)
