@@ -1,0 +1,246 @@
+"""Write the site's notebooks (content/*.ipynb) as plain nbformat-4 JSON.
+
+Run ``python scripts/make_notebooks.py`` after editing a notebook's cells here; the
+notebooks are committed. Every notebook starts with the same install cell: in the
+JupyterLite kernel (``sys.platform == "emscripten"``) it installs arenalite from the
+site's piplite index; in CPython it does nothing (arenalite is installed there). Its
+top-level ``await`` is valid in IPython; tests/test_notebooks.py compiles cells with
+``ast.PyCF_ALLOW_TOP_LEVEL_AWAIT`` so that the same cell runs unchanged in CPython.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+CONTENT = Path(__file__).resolve().parents[1] / "content"
+
+INSTALL = '''import sys
+
+if sys.platform == "emscripten":  # in the browser (JupyterLite): the site's own wheel
+    import piplite
+
+    await piplite.install("arenalite")
+
+import arenalite'''
+
+
+def md(text: str) -> dict:
+    return {"cell_type": "markdown", "metadata": {}, "source": text.strip("\n")}
+
+
+def code(text: str) -> dict:
+    return {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+            "source": text.strip("\n")}
+
+
+def notebook(title: str, intro: str, cells: list[dict]) -> dict:
+    body = [md(f"# {title}\n\n{intro.strip()}"), code(INSTALL), *cells]
+    for i, cell in enumerate(body):
+        cell["id"] = f"cell-{i}"
+    return {"cells": body, "nbformat": 4, "nbformat_minor": 5,
+            "metadata": {"kernelspec": {"name": "python", "display_name": "Python (Pyodide)",
+                                        "language": "python"},
+                         "language_info": {"name": "python"}}}
+
+
+LOAD = '''bench = arenalite.load_csv("demo_results.csv", model="model", dataset="dataset",
+                           metric="metric", score="score", seed="seed")
+bench'''
+
+NOTEBOOKS = {
+    "01_quick_start": notebook(
+        "Quick start: rankings of the bundled results",
+        """
+`demo_results.csv` holds real runs of six in-context model variants (kNN with k = 1, 5,
+15, attention with two temperatures, a small transformer) on four bundled datasets, one
+row per model × dataset × split. Each split is a *seed* (a match day for Elo). Scores are
+ROC AUC (binary), log loss (multiclass) and RMSE (regression); arenalite knows each
+metric's direction from its registry and normalizes every dataset to [0, 1], 1 = best.
+Without explicit bounds it uses the observed per-dataset min and max and warns.
+""",
+        [
+            code('''import pandas as pd
+
+results = pd.read_csv("demo_results.csv")
+results[["model", "dataset", "metric", "score", "seed", "total_ms"]].head()'''),
+            code(LOAD),
+            md("Normalized scores (seed means), model × dataset:"),
+            code("bench.scores_.round(3)"),
+            md("The aggregate ranking: trimmed mean (25 % cut at each end) over datasets."),
+            code('''agg = bench.aggregate_ranking()
+agg.table'''),
+            code('''fig = agg.plot(title="Trimmed mean of normalized scores")
+fig'''),
+            md("IQM pools every per-seed score; the interval comes from a stratified bootstrap."),
+            code('''iqm = bench.iqm_ranking(n_bootstrap=200, random_state=0)
+iqm.table'''),
+        ]),
+    "02_performance_profiles": notebook(
+        "Performance profiles",
+        """
+A performance profile (Dolan & Moré 2002) shows, for each model, the share of datasets on
+which it is within a factor τ of the best model. It works on the raw scores (all must be
+positive), so no normalization choice enters. The area under the profile (AUP, log10 τ
+axis) summarizes it, and `.stability()` checks whether dropping the best model reorders
+the rest.
+""",
+        [
+            code(LOAD),
+            code('''profiles = bench.performance_profiles()
+profiles.aup.sort_values(ascending=False)'''),
+            code('''fig = profiles.plot(title="Performance profiles of the demo models")
+fig'''),
+            code("profiles.stability()"),
+        ]),
+    "03_three_rankings": notebook(
+        "Three rankings compared: aggregate, Elo, improvability",
+        """
+Different ranking methods answer different questions: the trimmed mean of normalized
+scores, Bradley-Terry Elo (who beats whom, dataset by dataset and seed by seed), and
+TabArena's improvability (how far, in %, each model's error is from the best error on
+each dataset). `compare_rankings()` puts the ranks side by side with their spread.
+""",
+        [
+            code(LOAD),
+            code('''elo = bench.elo_ranking(n_bootstrap=200, random_state=0)
+elo.table'''),
+            code('''fig = elo.plot(title="Bradley-Terry Elo with 95 % bootstrap intervals")
+fig'''),
+            md("The win-rate matrix: share of match days where the row model beats the column."),
+            code("elo.winrate_matrix.round(2)"),
+            code('''improv = bench.improvability_ranking()
+improv.table'''),
+            code('''comparison = bench.compare_rankings()
+comparison.table'''),
+            md("A rule of thumb for reading Elo gaps as win probabilities:"),
+            code("arenalite.elo_rule_of_thumb()"),
+        ]),
+    "04_statistics_and_gate": notebook(
+        "Statistics and the non-inferiority gate",
+        """
+Datasets, not folds, are the unit of replication (Demšar 2006): per-split scores are
+averaged per dataset before testing. With only four datasets the tests have little
+power — read "not significant" as "not shown", never as "equal".
+
+The gate asks whether a candidate is *not worse* than a reference by more than a
+margin: a one-sided Wilcoxon signed-rank test of H0: median(candidate − reference) ≤
+−margin. Failing it is "inconclusive", not evidence of equivalence.
+""",
+        [
+            code(LOAD),
+            code('''freq = bench.frequentist_comparison()
+print(f"Friedman statistic {freq.friedman_statistic:.3f}, p = {freq.friedman_p:.4f}; "
+      f"critical difference {freq.cd:.3f}")
+freq.table'''),
+            code('''fig = freq.plot(title="Critical-difference diagram (Nemenyi)")
+fig'''),
+            code('''vs_knn5 = bench.frequentist_comparison(reference="knn-5")
+vs_knn5.table'''),
+            md("Is the transformer non-inferior to kNN (k = 5) on the normalized scale?"),
+            code('''gate = bench.gate("icl-transformer", reference="knn-5", margin=0.01)
+gate.table'''),
+        ]),
+    "05_auroc_vs_auprc": notebook(
+        "AUROC vs AUPRC under class imbalance",
+        """
+AUROC weighs every ranking mistake (a positive scored just below a negative) equally;
+AUPRC rewards fixing high-score mistakes most and its chance level is the prevalence, so
+it can favour the subgroup with the higher prevalence. `subgroup_report` shows both per
+subgroup with the gaps; `mistake_gains` lists each adjacent mistake and how much each
+metric would gain by fixing it. The data below are synthetic: one score model applied
+to two subgroups with 30 % and 5 % prevalence.
+""",
+        [
+            code('''import numpy as np
+
+from arenalite.metrics import mistake_gains, subgroup_report
+
+rng = np.random.default_rng(0)
+n = 2000
+group = np.where(rng.random(n) < 0.5, "A", "B")
+prevalence = np.where(group == "A", 0.30, 0.05)
+y = (rng.random(n) < prevalence).astype(int)
+score = 1 / (1 + np.exp(-(1.5 * y + rng.normal(0, 1, n))))'''),
+            code('''report = subgroup_report(y, score, group)
+report.table'''),
+            code("report.gaps"),
+            code("print(report.guidance)"),
+            code('''fig = report.plot(title="AUROC and AUPRC per subgroup")
+fig'''),
+            md("Each mistake's gain: constant for AUROC, growing with the score for AUPRC."),
+            code('''gains = mistake_gains(y[:300], score[:300])
+gains.table.head()'''),
+            code('''fig = gains.plot(title="Gain from fixing each mistake")
+fig'''),
+        ]),
+    "06_splits_and_webgpu": notebook(
+        "Splits and WebGPU timing",
+        """
+`arenalite.splits` makes persisted splits once (positional row indices in versioned
+JSON); the Python runner and the browser's WebGPU runner consume the same file, so their
+scores and timings are comparable split by split. The first part runs everywhere (CPython
+or the JupyterLite kernel). The WebGPU part needs the browser: it is guarded by
+`sys.platform == "emscripten"` and does nothing in CPython. In the browser it also needs
+WebGPU (`navigator.gpu`); without it `create_bridge` raises an error that says why.
+""",
+        [
+            code('''from arenalite import datasets, runner, splits
+
+iris = datasets.load("iris")
+persisted = splits.make_splits(iris.n_rows, iris.task, y=iris.y, dataset="iris")
+print(persisted["kind"], persisted["n_repeats"], "repeats ×", persisted["n_folds"], "folds")
+first = persisted["splits"][0]
+print(first["id"], len(first["train"]), "train rows,", len(first["test"]), "test rows")'''),
+            md("The JSON round trip is exact (this file is what the browser runner reads):"),
+            code('''import tempfile
+from pathlib import Path
+
+path = splits.save(persisted, Path(tempfile.mkdtemp()) / "iris_splits.json")
+assert splits.load(path) == persisted
+path.stat().st_size'''),
+            md("The Python (numpy) runner on the first three repeats:"),
+            code('''subset = {**persisted, "n_repeats": 3, "splits": persisted["splits"][:9]}
+models = [{"name": "knn", "k": 5}, {"name": "attention"}]
+py_results = runner.run({"iris": iris}, {"iris": subset}, models, progress=False)
+py_results[["model", "split_id", "score", "total_ms", "rows_per_s"]].head()'''),
+            code('''splits.fold_summary_table(py_results)'''),
+            md("""
+The same splits on WebGPU, in the browser only. `create_bridge` imports the bridge's ES
+modules from this site (`webgpu_bridge/src/index.js`); the kernel runs in a Web Worker,
+so the URL is built from the site root.
+"""),
+            code('''if sys.platform == "emscripten":
+    import js
+    import pandas as pd
+
+    from arenalite import browser
+
+    root = str(js.location.href).split("/extensions/")[0]
+    try:
+        bridge = await browser.create_bridge(
+            f"{root}/webgpu_bridge/src/index.js",
+            f"{root}/webgpu_bridge/weights/icl_transformer.json")
+    except Exception as exc:  # no WebGPU in this browser: say why
+        print("WebGPU unavailable:", exc)
+    else:
+        print(bridge.adapter_info)
+        gpu_results = await bridge.run_splits(iris, subset, models)
+        both = pd.concat([py_results, gpu_results])
+        print(both.groupby(["runner", "model"])[["score", "total_ms", "rows_per_s"]].mean())
+        bridge.destroy()
+else:
+    print("CPython: the WebGPU part runs only in the JupyterLite kernel")'''),
+        ]),
+}
+
+
+def main() -> None:
+    for name, nb in NOTEBOOKS.items():
+        path = CONTENT / f"{name}.ipynb"
+        path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        print(f"wrote {path.relative_to(CONTENT.parent)}")
+
+
+if __name__ == "__main__":
+    main()

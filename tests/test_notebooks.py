@@ -1,0 +1,79 @@
+"""Every notebook of the site (content/*.ipynb) runs top to bottom in CPython.
+
+Each code cell is executed in order in one fresh namespace per notebook, with cwd =
+content/ and matplotlib's Agg backend, as the JupyterLite kernel would run it. Cells are
+compiled with ``ast.PyCF_ALLOW_TOP_LEVEL_AWAIT`` (as IPython does), so the install cell's
+``await piplite.install(...)``, guarded by ``sys.platform == "emscripten"``, is valid here
+and skipped; a cell with top-level await runs to completion on a fresh event loop.
+No nbclient or Jupyter kernel is needed.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import inspect
+import json
+import os
+import types
+from pathlib import Path
+
+import matplotlib
+import pytest
+
+matplotlib.use("Agg")
+
+CONTENT = Path(__file__).resolve().parents[1] / "content"
+NOTEBOOKS = sorted(CONTENT.glob("*.ipynb"))
+EXPECTED = {"01_quick_start", "02_performance_profiles", "03_three_rankings",
+            "04_statistics_and_gate", "05_auroc_vs_auprc", "06_splits_and_webgpu"}
+
+
+def code_cells(path: Path) -> list[str]:
+    """The source of each code cell (nbformat 4: a string or a list of lines)."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    assert nb["nbformat"] == 4, f"{path.name}: nbformat {nb['nbformat']}, expected 4"
+    return ["".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+            for c in nb["cells"] if c["cell_type"] == "code"]
+
+
+def run_cell(source: str, namespace: dict, where: str) -> None:
+    """Execute one cell like IPython: top-level await allowed."""
+    code = compile(source, where, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+    result = types.FunctionType(code, namespace)()
+    if inspect.iscoroutine(result):
+        asyncio.run(result)
+
+
+def test_the_six_notebooks_exist() -> None:
+    assert {p.stem for p in NOTEBOOKS} == EXPECTED
+
+
+def test_every_notebook_starts_with_the_install_cell() -> None:
+    for path in NOTEBOOKS:
+        first = code_cells(path)[0]
+        assert 'sys.platform == "emscripten"' in first, path.name
+        assert 'await piplite.install("arenalite")' in first, path.name
+
+
+def test_webgpu_part_is_guarded() -> None:
+    cells = code_cells(CONTENT / "06_splits_and_webgpu.ipynb")
+    bridge = [c for c in cells if "create_bridge" in c]
+    assert bridge and all(c.startswith('if sys.platform == "emscripten":') for c in bridge)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_runs_top_to_bottom(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from matplotlib.figure import Figure
+
+    monkeypatch.chdir(CONTENT)
+    namespace: dict = {"__name__": "__main__"}
+    cells = code_cells(path)
+    assert cells, f"{path.name} has no code cells"
+    for i, source in enumerate(cells):
+        run_cell(source, namespace, f"{path.name}[code cell {i}]")
+    assert namespace["arenalite"].__name__ == "arenalite"
+    figures = [v for v in namespace.values() if isinstance(v, Figure)]
+    if "fig" in "".join(cells):
+        assert figures, f"{path.name}: a cell builds `fig` but no Figure is left"
+    assert os.getcwd() == str(CONTENT)
