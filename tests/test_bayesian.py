@@ -1,0 +1,133 @@
+"""Bayesian signed-rank comparison: agreement with baycomp, invariants, errors, plots."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from matplotlib.figure import Figure
+
+import arenalite
+from arenalite.stats.bayesian import signed_rank_posterior, winner_shares
+
+
+def _bench(matrix: np.ndarray) -> arenalite.Benchmark:
+    """models × datasets accuracy matrix → Benchmark normalized with bounds 0 and 1."""
+    rows = [{"model": f"m{i}", "dataset": f"d{j:02d}", "metric": "accuracy",
+             "score": matrix[i, j]}
+            for i in range(matrix.shape[0]) for j in range(matrix.shape[1])]
+    return arenalite.load_df(pd.DataFrame(rows), norm_ref_low=0.0, norm_ref_high=1.0)
+
+
+@pytest.fixture(scope="module")
+def bench() -> arenalite.Benchmark:
+    rng = np.random.default_rng(11)
+    matrix = 0.7 + rng.normal(0, 0.02, size=(5, 15)) + np.array([0, 0.004, 0.01, 0.02, 0])[:, None]
+    return _bench(matrix)
+
+
+def test_matches_baycomp_signed_rank_test(bench: arenalite.Benchmark) -> None:
+    baycomp = pytest.importorskip("baycomp")
+    result = bench.bayesian_comparison(rope=0.01, random_state=5)
+    scores = bench.scores_
+    for a, b in [("m0", "m1"), ("m0", "m2"), ("m2", "m3")]:
+        row = result.table[(result.table.model_a == a) & (result.table.model_b == b)].iloc[0]
+        # baycomp: x = model_a, y = model_b, differences y − x; "left" means x is better.
+        expected = baycomp.SignedRankTest.probs(scores.loc[a].to_numpy(), scores.loc[b].to_numpy(),
+                                                rope=0.01, prior=1, nsamples=20000,
+                                                random_state=1)
+        ours = (row.p_a_better, row.p_equiv, row.p_b_better)
+        np.testing.assert_allclose(ours, expected, atol=0.02)
+        assert max(ours) < 0.99  # an informative (not saturated) comparison
+
+
+def test_table_layout_and_modes(bench: arenalite.Benchmark) -> None:
+    full = bench.bayesian_comparison(random_state=0)
+    assert list(full.table.columns) == ["model_a", "model_b", "p_a_better", "p_equiv",
+                                        "p_b_better"]
+    assert len(full.table) == 10
+    np.testing.assert_allclose(full.table[["p_a_better", "p_equiv", "p_b_better"]].sum(axis=1), 1)
+    ref = bench.bayesian_comparison(reference="m0", random_state=0)
+    assert list(ref.table.model_a) == ["m1", "m2", "m3", "m4"]
+    assert (ref.table.model_b == "m0").all()
+    # a pair's result does not depend on which other pairs are computed with it
+    some = bench.bayesian_comparison(pairs=[("m1", "m3"), ("m0", "m2")], random_state=0)
+    merged = some.table.merge(full.table, on=["model_a", "model_b"], suffixes=("", "_full"))
+    assert len(merged) == 2
+    np.testing.assert_array_equal(merged.p_a_better, merged.p_a_better_full)
+    # swapping a pair swaps the outer probabilities
+    swapped = bench.bayesian_comparison(pairs=[("m3", "m1")], random_state=0).table.iloc[0]
+    original = merged[merged.model_a == "m1"].iloc[0]
+    assert swapped.p_a_better == pytest.approx(original.p_b_better, abs=1e-12)
+    assert swapped.p_equiv == pytest.approx(original.p_equiv, abs=1e-12)
+
+
+def test_reproducible_with_random_state(bench: arenalite.Benchmark) -> None:
+    one = bench.bayesian_comparison(random_state=42).table
+    two = bench.bayesian_comparison(random_state=42).table
+    pd.testing.assert_frame_equal(one, two)
+    other = bench.bayesian_comparison(random_state=43).table
+    assert not one.equals(other)
+    np.testing.assert_allclose(one.p_a_better, other.p_a_better, atol=0.02)
+
+
+def test_identical_models_and_clear_winner() -> None:
+    assert signed_rank_posterior(np.zeros((1, 6)), 0.01, 2000).tolist() == [[0.0, 1.0, 0.0]]
+    # rope = 0: θ_a = θ_b = ½ exactly in every sample, a tie shared by a and b
+    np.testing.assert_allclose(signed_rank_posterior(np.zeros((1, 6)), 0.0, 2000), [[0.5, 0, 0.5]])
+    clear = signed_rank_posterior(np.full((1, 12), 0.2), 0.01, 5000, np.random.default_rng(0))
+    assert clear[0, 0] > 0.99
+
+
+def test_winner_shares_ties() -> None:
+    theta_a = np.array([[0.5], [0.1], [0.5]])
+    theta_b = np.array([[0.5], [0.1], [0.2]])
+    # rows: a/b tie, equivalence wins (0.8), a wins
+    np.testing.assert_allclose(winner_shares(theta_a, theta_b), [[1.5 / 3, 1 / 3, 0.5 / 3]])
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 20), rope=st.floats(0, 0.05),
+       shift=st.floats(-0.05, 0.05))
+def test_probabilities_are_a_distribution(seed: int, n: int, rope: float, shift: float) -> None:
+    diffs = np.random.default_rng(seed).normal(shift, 0.03, size=(3, n))
+    probs = signed_rank_posterior(diffs, rope, 500, np.random.default_rng(seed))
+    assert np.all(probs >= 0) and np.all(probs <= 1)
+    np.testing.assert_allclose(probs.sum(axis=1), 1.0)
+    mirrored = signed_rank_posterior(-diffs, rope, 500, np.random.default_rng(seed))
+    np.testing.assert_allclose(mirrored, probs[:, ::-1], atol=1e-12)
+
+
+def test_errors(bench: arenalite.Benchmark) -> None:
+    with pytest.raises(ValueError, match="reference 'zz' not found in score matrix"):
+        bench.bayesian_comparison(reference="zz")
+    with pytest.raises(ValueError, match="either reference= or pairs="):
+        bench.bayesian_comparison(reference="m0", pairs=[("m1", "m2")])
+    with pytest.raises(ValueError, match="model_b of pair 'nope' not found"):
+        bench.bayesian_comparison(pairs=[("m1", "nope")])
+    with pytest.raises(ValueError, match="compares model 'm1' with itself"):
+        bench.bayesian_comparison(pairs=[("m1", "m1")])
+    with pytest.raises(ValueError, match=r"\(model_a, model_b\) tuples, got 'm1'"):
+        bench.bayesian_comparison(pairs=["m1", "m2"])
+    with pytest.raises(ValueError, match="rope must be a finite number ≥ 0 .* got -0.1"):
+        bench.bayesian_comparison(rope=-0.1)
+    with pytest.raises(TypeError, match="rope must be a non-negative number"):
+        bench.bayesian_comparison(rope="0.01")
+    with pytest.raises(ValueError, match="at least 2 models, got 1"):
+        bench.select_models("m0").bayesian_comparison()
+    with pytest.raises(ValueError, match="at least 2 datasets"):
+        bench.select_datasets("d00").bayesian_comparison()
+
+
+def test_plots(bench: arenalite.Benchmark) -> None:
+    heat = bench.bayesian_comparison(random_state=0).plot(title="heat")
+    assert isinstance(heat, Figure)
+    image = heat.axes[0].images[0].get_array()
+    assert image.shape == (5, 5) and image.mask.diagonal().all()
+    bars = bench.bayesian_comparison(reference="m0", random_state=0).plot()
+    assert isinstance(bars, Figure)
+    assert [t.get_text() for t in bars.axes[0].get_legend().get_texts()][-1] == "m0 better"
+    subset = bench.bayesian_comparison(pairs=[("m0", "m1")], random_state=0).plot()
+    assert subset.axes[0].images[0].get_array().shape == (2, 2)
