@@ -408,8 +408,8 @@ def _check_params(n_bootstrap: Any, tie_threshold: Any) -> tuple[int, float]:
     return int(n_bootstrap), float(tie_threshold)
 
 
-def _warn_few_shared_seeds(scores: np.ndarray, codes: np.ndarray, seeds: np.ndarray,
-                           pairs: np.ndarray, datasets: list[str]) -> None:
+def _warn_few_shared_seeds(scores: np.ndarray, codes: np.ndarray, pairs: np.ndarray,
+                           datasets: list[str]) -> None:
     """Warn naming datasets where some model pair shares under half of the seed labels."""
     present = ~np.isnan(scores)
     if present.all():
@@ -447,7 +447,7 @@ def elo_ranking(
     scores, codes, seeds = match_days(benchmark)
     points, pairs = battle_points(scores, threshold)
     if benchmark.has_seeds:
-        _warn_few_shared_seeds(scores, codes, seeds, pairs, benchmark.datasets_)
+        _warn_few_shared_seeds(scores, codes, pairs, benchmark.datasets_)
     met_any = ~np.isnan(points).all(axis=1)
     points, codes, seeds = points[met_any], codes[met_any], seeds[met_any]
     weights = 1.0 / (pairs.shape[1] * seeds)
