@@ -330,9 +330,18 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
                       ".wgsl": "text/plain", ".whl": "application/octet-stream"}
 
 
-def make_server(directory: Path, port: int) -> http.server.ThreadingHTTPServer:
+class QuietSiteHandler(SiteHandler):
+    """SiteHandler without the per-request log lines (for tests)."""
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def make_server(directory: Path, port: int,
+                quiet: bool = False) -> http.server.ThreadingHTTPServer:
     """A threading HTTP server for ``directory`` on 127.0.0.1:``port`` (0: a free port)."""
-    handler = functools.partial(SiteHandler, directory=str(directory))
+    handler = functools.partial(QuietSiteHandler if quiet else SiteHandler,
+                                directory=str(directory))
     return http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
 
 

@@ -1,0 +1,271 @@
+"""The JupyterLite site of SPEC §9: build.py's lock-file logic, the built site, offline boot.
+
+The pure functions of build.py (lock closure, lock patching, distribution files) are
+tested directly on small fake lock files. The site itself is built once per session with
+``python build.py --offline`` into a temp dir (from build/site-cache/, filled by
+``python build.py fetch``: nothing is downloaded at test time); those tests are marked
+``browser`` (they need the ``site`` extra, and the last one the system Chromium). The
+REPL test opens ``repl/index.html?kernel=python&code=print(6*7)`` in headless Chromium with
+every request that is not for 127.0.0.1 aborted and counted, and waits for ``42``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+ROOT = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("arenalite_site_build", ROOT / "build.py")
+build = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(build)
+
+
+def sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def entry(name: str, version: str, file_name: str, depends: list[str] | None = None) -> dict:
+    return {"name": name, "version": version, "file_name": file_name, "sha256": "0" * 64,
+            "depends": depends or [], "imports": [name], "package_type": "package"}
+
+
+FAKE_LOCK = {
+    "info": {"python": "3.14.2"},
+    "packages": {
+        "micropip": entry("micropip", "0.11.1", "micropip-0.11.1-py3-none-any.whl"),
+        "ipython": entry("ipython", "9.12.0", "ipython-9.12.0-py3-none-any.whl",
+                         ["traitlets", "prompt_toolkit"]),
+        "prompt-toolkit": entry("prompt_toolkit", "3.0.52",
+                                "prompt_toolkit-3.0.52-py3-none-any.whl", ["wcwidth"]),
+        "wcwidth": entry("wcwidth", "0.6.0", "wcwidth-0.6.0-py3-none-any.whl"),
+        "traitlets": entry("traitlets", "5.14.3", "traitlets-5.14.3-py3-none-any.whl"),
+        "numpy": entry("numpy", "2.4.6", "numpy-2.4.6-cp314-cp314-pyemscripten_2026_0_wasm32.whl"),
+    },
+}
+
+
+# --- build.py's pure functions ---------------------------------------------------------
+
+
+def test_lock_closure_follows_depends_with_normalized_names() -> None:
+    assert build.lock_closure(FAKE_LOCK, ["ipython"]) == [
+        "ipython", "prompt-toolkit", "traitlets", "wcwidth"]
+    assert build.lock_closure(FAKE_LOCK, ["Micropip"]) == ["micropip"]
+
+
+def test_lock_closure_names_the_missing_package_and_who_needs_it() -> None:
+    lock = {"packages": {"a": entry("a", "1", "a-1-py3-none-any.whl", ["ghost"])}}
+    with pytest.raises(ValueError, match=r"no package 'ghost' \(needed by a\)"):
+        build.lock_closure(lock, ["a"])
+
+
+def test_patch_lock_points_local_files_and_cdn(tmp_path: Path) -> None:
+    wheel = tmp_path / "traitlets-5.14.3-py3-none-any.whl"
+    wheel.write_bytes(b"not really a wheel")
+    out = build.patch_lock(FAKE_LOCK, {"traitlets": wheel}, cdn="https://cdn.example/full/")
+    assert out["packages"]["traitlets"]["file_name"] == wheel.name
+    assert out["packages"]["traitlets"]["sha256"] == sha(wheel)
+    numpy = out["packages"]["numpy"]
+    assert numpy["file_name"] == ("https://cdn.example/full/"
+                                  "numpy-2.4.6-cp314-cp314-pyemscripten_2026_0_wasm32.whl")
+    assert numpy["sha256"] == "0" * 64          # the CDN file's digest is kept
+    assert FAKE_LOCK["packages"]["numpy"]["file_name"].startswith("numpy-")  # input untouched
+    assert out["info"] == FAKE_LOCK["info"]
+
+
+def test_patch_lock_rejects_files_for_unknown_packages(tmp_path: Path) -> None:
+    stray = tmp_path / "ghost-1.0-py3-none-any.whl"
+    stray.write_bytes(b"x")
+    with pytest.raises(ValueError, match="ghost"):
+        build.patch_lock(FAKE_LOCK, {"ghost": stray})
+
+
+@settings(max_examples=25, deadline=None)
+@given(local=st.sets(st.sampled_from(sorted(FAKE_LOCK["packages"]))))
+def test_patch_lock_every_entry_is_local_or_cdn(local: set[str], tmp_path_factory) -> None:
+    folder = tmp_path_factory.mktemp("wheels")
+    files = {}
+    for key in local:
+        files[key] = folder / FAKE_LOCK["packages"][key]["file_name"]
+        files[key].write_bytes(key.encode())
+    out = build.patch_lock(FAKE_LOCK, files, cdn="https://cdn.example/full/")
+    assert set(out["packages"]) == set(FAKE_LOCK["packages"])
+    for key, e in out["packages"].items():
+        original = FAKE_LOCK["packages"][key]
+        if key in local:
+            assert (e["file_name"], e["sha256"]) == (files[key].name, sha(files[key]))
+        else:
+            assert e["file_name"] == "https://cdn.example/full/" + original["file_name"]
+            assert e["sha256"] == original["sha256"]
+        assert {k: v for k, v in e.items() if k not in ("file_name", "sha256")} == {
+            k: v for k, v in original.items() if k not in ("file_name", "sha256")}
+    again = build.patch_lock(out, files, cdn="https://cdn.example/full/")
+    assert again == out                          # idempotent: absolute URLs stay as they are
+
+
+def test_wheel_for_matches_name_and_version() -> None:
+    wheels = [Path("prompt_toolkit-3.0.52-py3-none-any.whl"),
+              Path("six-1.17.0-py2.py3-none-any.whl")]
+    assert build.wheel_for(FAKE_LOCK["packages"]["prompt-toolkit"], wheels) == wheels[0]
+    with pytest.raises(ValueError, match=r"traitlets==5\.14\.3"):
+        build.wheel_for(FAKE_LOCK["packages"]["traitlets"], wheels)
+
+
+def test_dist_files_checks_sha256_against_the_lock(tmp_path: Path) -> None:
+    good = tmp_path / "micropip-0.11.1-py3-none-any.whl"
+    good.write_bytes(b"micropip bytes")
+    lock = json.loads(json.dumps(FAKE_LOCK))
+    lock["packages"]["micropip"]["sha256"] = sha(good)
+    (tmp_path / "pyodide-lock.json").write_text(json.dumps(lock))
+    assert build.dist_files(lock, tmp_path) == {"micropip": good}
+    (tmp_path / "traitlets-5.14.3-py3-none-any.whl").write_bytes(b"other build")
+    with pytest.raises(ValueError, match=r"traitlets-5\.14\.3-py3-none-any\.whl has sha256"):
+        build.dist_files(lock, tmp_path)
+
+
+def test_dist_files_needs_a_distribution_folder(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="no pyodide-lock.json"):
+        build.dist_files(FAKE_LOCK, tmp_path)
+
+
+# --- the built site --------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]:
+    """``python build.py --offline`` into a temp dir, once; yields (site, build output)."""
+    if importlib.util.find_spec("jupyterlite_core") is None:
+        pytest.fail("the site tests need the `site` extra: pip install -e '.[site]'",
+                    pytrace=False)
+    out = tmp_path_factory.mktemp("site") / "_site"
+    start = time.perf_counter()
+    result = subprocess.run([sys.executable, str(ROOT / "build.py"), "--offline", "--output",
+                             str(out), "--n-bootstrap", "100"],
+                            cwd=ROOT, capture_output=True, text=True, timeout=600)
+    seconds = time.perf_counter() - start
+    if result.returncode != 0:
+        pytest.fail(f"build.py --offline failed (exit {result.returncode}); if the cache is "
+                    f"missing run `python build.py fetch` once:\n{result.stdout[-3000:]}\n"
+                    f"{result.stderr[-3000:]}", pytrace=False)
+    print(f"\n[test_site] build.py --offline: {seconds:.1f}s")
+    yield out, result.stdout
+
+
+@pytest.mark.browser
+def test_build_says_where_numeric_packages_come_from(site: tuple[Path, str]) -> None:
+    _, output = site
+    assert "numpy/pandas/matplotlib/scipy: loaded at run time from the Pyodide CDN" in output
+    assert build.CDN in output
+
+
+@pytest.mark.browser
+def test_arenalite_wheel_is_in_the_piplite_index(site: tuple[Path, str]) -> None:
+    out, _ = site
+    wheels = sorted((out / "pypi").glob("arenalite-*-py3-none-any.whl"))
+    assert len(wheels) == 1
+    index_path = out / "pypi" / "all.json"
+    index = json.loads(index_path.read_text())
+    releases = index["arenalite"]["releases"]
+    (release,) = [r for rs in releases.values() for r in rs]
+    assert release["filename"] == wheels[0].name
+    assert release["url"] == f"./{wheels[0].name}"
+    assert release["digests"]["sha256"] == sha(wheels[0])
+    assert "comm" in index                       # the kernel's extra, not in the lock file
+    config = json.loads((out / "jupyter-lite.json").read_text())["jupyter-config-data"]
+    kernel = config["litePluginSettings"]["@jupyterlite/pyodide-kernel-extension:kernel"]
+    assert f"./pypi/all.json?sha256={sha(index_path)}" in kernel["pipliteUrls"]
+    assert kernel["pyodideUrl"] == "./static/pyodide/pyodide.mjs"
+    assert config["appName"] == "arenalite"
+
+
+@pytest.mark.browser
+def test_vendored_lock_entries_match_their_files(site: tuple[Path, str]) -> None:
+    out, _ = site
+    pyodide = out / "static" / "pyodide"
+    for name in ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip"):
+        assert (pyodide / name).is_file(), name
+    lock = json.loads((pyodide / "pyodide-lock.json").read_text())
+    local = {k: e for k, e in lock["packages"].items() if not e["file_name"].startswith("http")}
+    assert set(build.lock_closure(lock, build.KERNEL_ROOTS)) <= set(local)
+    for key, e in local.items():
+        path = pyodide / e["file_name"]
+        assert path.is_file(), f"{key}: {e['file_name']} is not in the site"
+        assert sha(path) == e["sha256"], f"{key}: sha256 of {e['file_name']} differs"
+    remote = {k: e for k, e in lock["packages"].items() if k not in local}
+    assert {"numpy", "pandas", "matplotlib", "scipy"} <= set(remote)
+    assert all(e["file_name"].startswith(build.CDN) for e in remote.values())
+
+
+@pytest.mark.browser
+def test_site_has_notebooks_report_and_bridge(site: tuple[Path, str]) -> None:
+    out, _ = site
+    listing = json.loads((out / "api" / "contents" / "all.json").read_text())
+    names = {item["name"] for item in listing["content"]}
+    assert {p.name for p in (ROOT / "content").glob("*.ipynb")} <= names
+    assert "demo_results.csv" in names
+    assert (out / "report" / "report.html").is_file()
+    assert (out / "webgpu_bridge" / "src" / "index.js").is_file()
+    assert (out / "webgpu_bridge" / "weights" / "icl_transformer.json").is_file()
+    assert (out / "repl" / "index.html").is_file()
+
+
+@pytest.fixture(scope="session")
+def served(site: tuple[Path, str]) -> Iterator[str]:
+    """The built site on 127.0.0.1 through build.py's own server (a free port)."""
+    server = build.make_server(site[0], 0, quiet=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.browser
+def test_server_sends_module_and_wasm_types(served: str) -> None:
+    for path, kind in [("/static/pyodide/pyodide.mjs", "text/javascript"),
+                       ("/static/pyodide/pyodide.asm.wasm", "application/wasm")]:
+        with urllib.request.urlopen(served + path) as response:
+            assert response.headers["Content-Type"].startswith(kind), path
+
+
+@pytest.mark.browser
+def test_repl_prints_42_with_every_non_local_request_blocked(served: str) -> None:
+    from browser_harness import chromium, playwright_session
+
+    requests: list[str] = []
+    with playwright_session() as p, chromium(p, served, webgpu=False) as browser:
+        browser.context.on("request", lambda r: requests.append(r.url))
+        page = browser.context.new_page()
+        console: list[str] = []
+        page.on("console", lambda m: console.append(m.text))
+        start = time.perf_counter()
+        page.goto(served + "/repl/index.html?kernel=python&code=print(6*7)")
+        try:
+            page.wait_for_function(
+                "[...document.querySelectorAll('.jp-OutputArea-output')]"
+                ".some(e => e.innerText.trim() === '42')", timeout=240_000)
+        except Exception as exc:
+            raise AssertionError(f"no 42 in the REPL; blocked {browser.blocked}; console tail "
+                                 f"{console[-15:]}") from exc
+        seconds = time.perf_counter() - start
+        blocked = list(browser.blocked)
+    print(f"\n[test_site] REPL printed 42 after {seconds:.1f}s; {len(requests)} requests, "
+          f"{len(blocked)} blocked")
+    assert blocked == [], f"non-local requests were made (and aborted): {blocked}"
+    assert all(u.startswith(served + "/") for u in requests)
+    assert any("/static/pyodide/pyodide.asm.wasm" in u for u in requests)
+    assert any("Loaded micropip" in line for line in console)
