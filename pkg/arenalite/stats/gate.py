@@ -1,0 +1,197 @@
+"""The non-inferiority gate: is a candidate not worse than a reference by more than a margin?
+
+Protocol (see ``seeds/benchmark_gate_protocol.txt``): datasets are the unit of
+replication, so each model has one raw score per dataset (folds/seeds averaged).
+Per dataset the difference is d = candidate − reference for higher-is-better
+metrics and d = reference − candidate for lower-is-better ones (so d > 0 always
+means the candidate is better), in the metric's own units.
+
+- Non-inferiority: one-sided Wilcoxon signed-rank test of H0: median(d) ≤ −margin
+  against H1: median(d) > −margin, i.e. a test of d + margin > 0.
+- A two-sided Wilcoxon signed-rank test of d decides superior / inferior.
+- Verdicts, in this order: ``superior`` (two-sided significant, candidate better),
+  ``non-inferior`` (the one-sided test passes), ``inferior`` (two-sided significant,
+  candidate worse), ``inconclusive`` (nothing shown). Superior and non-inferior
+  pass; inconclusive fails, because "not shown to be worse" is not evidence.
+
+Datasets with different metrics are never pooled: raw differences of accuracy and
+RMSE are not on one scale, so each metric is its own test (one table row per
+candidate and metric). ``margin`` is then a ``{metric: margin}`` dict; a single
+number is applied to every metric (with a warning when there are several).
+Default margins exist for accuracy, R² and ROC AUC (0.01) and Brier (0.005).
+Each candidate is its own decision: no multiplicity correction across candidates.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from ..results import Result
+from .checks import check_alpha, check_model, check_shape
+from .wilcoxon import min_attainable_p, signed_rank_test
+
+if TYPE_CHECKING:
+    from ..benchmark import Benchmark
+    from .frequentist import FrequentistResult
+
+DEFAULT_MARGINS = {
+    "accuracy": 0.01, "acc": 0.01,
+    "r2": 0.01,
+    "roc_auc": 0.01, "auc": 0.01, "auroc": 0.01,
+    "brier": 0.005,
+}
+VERDICTS = ("superior", "non-inferior", "inferior", "inconclusive")
+
+
+def verdict(p_noninferiority: float, p_two_sided: float, w_plus: float, w_minus: float,
+            alpha: float) -> str:
+    """The gate's verdict from the two p-values and the direction of the signed ranks."""
+    if p_two_sided < alpha and w_plus > w_minus:
+        return "superior"
+    if p_noninferiority < alpha:
+        return "non-inferior"
+    if p_two_sided < alpha and w_minus > w_plus:
+        return "inferior"
+    return "inconclusive"
+
+
+def gate_test(d: np.ndarray, margin: float, alpha: float = 0.05) -> dict[str, Any]:
+    """Run the gate on per-dataset differences ``d`` (positive = candidate better)."""
+    d = np.asarray(d, dtype=float)
+    noninferiority = signed_rank_test(d + margin, alternative="greater")
+    two_sided = signed_rank_test(d, alternative="two-sided")
+    result = verdict(noninferiority.p_value, two_sided.p_value, two_sided.w_plus,
+                     two_sided.w_minus, alpha)
+    return {
+        "n_datasets": int(d.size),
+        "median_difference": float(np.median(d)),
+        "p_noninferiority": noninferiority.p_value,
+        "p_two_sided": two_sided.p_value,
+        "margin": float(margin),
+        "verdict": result,
+        "passed": result in ("superior", "non-inferior"),
+        "wins": int(np.sum(d > 0)),
+        "losses": int(np.sum(d < 0)),
+        "ties": int(np.sum(d == 0)),
+    }
+
+
+class GateResult(Result):
+    """Gate table (one row per candidate and metric), per-dataset differences, ranking.
+
+    ``.differences``: candidate, reference, metric, dataset, difference (raw units,
+    positive = candidate better). ``.ranking``: Friedman + Nemenyi ranking of all
+    models of the benchmark, references included (a :class:`FrequentistResult`).
+    """
+
+    method = "gate"
+
+    def __init__(self, table: pd.DataFrame, *, differences: pd.DataFrame,
+                 ranking: FrequentistResult, **params: Any) -> None:
+        super().__init__(table, **params)
+        self.differences = differences
+        self.ranking = ranking
+
+    def plot(self, ax: Any = None, figsize: tuple[float, float] | None = None,
+             title: str | None = None) -> Any:
+        """Per-dataset differences per candidate, with the median, 0 and −margin marked."""
+        from ..plots.gate import gate_plot
+
+        return gate_plot(self.table, self.differences, ax=ax, figsize=figsize, title=title)
+
+
+def gate(benchmark: Benchmark, candidate: Any, reference: str, margin: Any = None,
+         alpha: float = 0.05) -> GateResult:
+    """Non-inferiority gate of one or several candidates against ``reference`` (raw scores)."""
+    alpha = check_alpha(alpha)
+    check_shape(benchmark, "gate")
+    check_model(benchmark, reference, "reference")
+    candidates = _candidates(benchmark, candidate, reference)
+    metrics = benchmark.metrics_.astype(str)
+    margins = _margins(margin, sorted(set(metrics)))
+    raw = benchmark._raw
+    sign = np.where(benchmark.directions_.loc[raw.columns].to_numpy() == "min", -1.0, 1.0)
+    rows, diff_frames, powerless = [], [], []
+    for name in candidates:  # a handful of candidates × metrics, one test each
+        d_all = (raw.loc[name].to_numpy(dtype=float)
+                 - raw.loc[reference].to_numpy(dtype=float)) * sign
+        for metric in sorted(set(metrics)):
+            mask = (metrics.loc[raw.columns] == metric).to_numpy()
+            d = d_all[mask]
+            if min_attainable_p(d.size, "greater") >= alpha:
+                powerless.append(f"{name!r} on {metric!r} (n = {d.size})")
+            rows.append({"candidate": name, "reference": reference, "metric": metric,
+                         **gate_test(d, margins[metric], alpha)})
+            diff_frames.append(pd.DataFrame({"candidate": name, "reference": reference,
+                                             "metric": metric, "dataset": raw.columns[mask],
+                                             "difference": d}))
+    if powerless:
+        warnings.warn(f"too few datasets to pass the gate at alpha {alpha:g} (the smallest "
+                      f"one-sided p-value with n datasets is 0.5^n): {', '.join(powerless)}; "
+                      "these verdicts can only be inconclusive", UserWarning, stacklevel=3)
+    table = pd.DataFrame(rows)
+    from .frequentist import frequentist_comparison
+
+    ranking = frequentist_comparison(benchmark, alpha=alpha)
+    return GateResult(table, differences=pd.concat(diff_frames, ignore_index=True),
+                      ranking=ranking, candidates=candidates, reference=reference,
+                      margin=margins, alpha=alpha)
+
+
+def _candidates(benchmark: Benchmark, candidate: Any, reference: str) -> list[str]:
+    names = [candidate] if isinstance(candidate, str) else candidate
+    if not isinstance(names, (list, tuple)) or not names:
+        raise TypeError(f"candidate must be a model name or a non-empty list of names, "
+                        f"got {candidate!r}")
+    for name in names:
+        check_model(benchmark, name, "candidate")
+        if name == reference:
+            raise ValueError(f"candidate {name!r} is the reference itself; compare it with "
+                             f"another model")
+    if len(set(names)) != len(names):
+        raise ValueError(f"candidate lists a model twice: {list(names)!r}")
+    return list(names)
+
+
+def _margins(margin: Any, metrics: list[str]) -> dict[str, float]:
+    """One margin per metric: the given number, the dict's entry, or the default."""
+    if margin is None:
+        given: dict[str, Any] = {}
+    elif isinstance(margin, dict):
+        given = {str(k).lower(): v for k, v in margin.items()}
+        known = {m.lower() for m in metrics}
+        extra = sorted(k for k in given if k not in known)
+        if extra:
+            raise ValueError(f"margin names metrics {extra!r} that no dataset uses; "
+                             f"metrics are {metrics!r}")
+    else:
+        value = _check_margin(margin, "margin")
+        if len(metrics) > 1:
+            warnings.warn(f"margin={value!r} is applied to every metric {metrics!r} in its own "
+                          "raw units; pass a {metric: margin} dict to set one per metric",
+                          UserWarning, stacklevel=4)
+        return {m: value for m in metrics}
+    out = {}
+    for metric in metrics:
+        key = metric.lower()
+        if key in given:
+            out[metric] = _check_margin(given[key], f"margin[{metric!r}]")
+        elif key in DEFAULT_MARGINS:
+            out[metric] = DEFAULT_MARGINS[key]
+        else:
+            raise ValueError(f"no default margin for metric {metric!r} (defaults exist for "
+                             f"{sorted(DEFAULT_MARGINS)!r}); pass margin= as a number or a "
+                             f"{{metric: margin}} dict in the metric's raw units")
+    return out
+
+
+def _check_margin(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a number ≥ 0 in the metric's units, got {value!r}")
+    if not np.isfinite(value) or value < 0:
+        raise ValueError(f"{name} must be a finite number ≥ 0, got {float(value)!r}")
+    return float(value)
