@@ -234,12 +234,16 @@ def vendor_pyodide(package: Path, wheels: list[Path], pyodide_dist: Path | None)
         shutil.copy2(path, VENDORED / path.name)
     patched = patch_lock(lock, local)
     (VENDORED / "pyodide-lock.json").write_text(json.dumps(patched, indent=1), encoding="utf-8")
-    numeric_local = [n for n in NUMERIC if n in local]
+    needed = lock_closure(lock, NUMERIC)
+    remote = [k for k in needed if k not in local]
     print(f"[build]   {len(local)} of {len(lock['packages'])} lock-file packages local "
           f"({time.perf_counter() - start:.1f}s)")
-    if len(numeric_local) == len(NUMERIC):
+    if not remote:
         print(f"[build]   numpy/pandas/matplotlib/scipy: vendored from {pyodide_dist} — the "
               "site is fully offline")
+    elif pyodide_dist is not None:
+        print(f"[build]   numpy/pandas/matplotlib/scipy: {pyodide_dist} lacks {remote}; "
+              f"those load at run time from the Pyodide CDN {CDN}")
     else:
         print(f"[build]   numpy/pandas/matplotlib/scipy: loaded at run time from the Pyodide "
               f"CDN {CDN} (the kernel itself boots offline; pass --pyodide-dist DIR with a "

@@ -140,6 +140,13 @@ def test_dist_files_needs_a_distribution_folder(tmp_path: Path) -> None:
         build.dist_files(FAKE_LOCK, tmp_path)
 
 
+def test_offline_build_without_cache_says_how_to_fill_it(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(build, "CACHE", tmp_path / "empty-cache")
+    with pytest.raises(SystemExit, match=r"--offline was given; run `python build.py fetch`"):
+        build.fetch(offline=True)
+
+
 # --- the built site --------------------------------------------------------------------
 
 
