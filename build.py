@@ -159,7 +159,9 @@ def fetch(offline: bool) -> tuple[Path, list[Path]]:
     if not (package / "pyodide-lock.json").is_file():
         shutil.rmtree(package, ignore_errors=True)
         with tarfile.open(tgz) as tar, tempfile.TemporaryDirectory(dir=CACHE) as tmp:
-            tar.extractall(tmp, filter="data")
+            # the "data" filter (3.11.4+) refuses links and paths outside the folder
+            safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+            tar.extractall(tmp, **safe)
             Path(tmp, "package").rename(package)
     lock = json.loads((package / "pyodide-lock.json").read_text(encoding="utf-8"))
     pins = [f"{lock['packages'][k]['name']}=={lock['packages'][k]['version']}"
