@@ -276,6 +276,53 @@ def test_one_sided_pairs_stay_exactly_zero():
     assert E.win_matrix(points, weights, pairs, 3)[1, 0] == 0.0
 
 
+def test_poisson_pair_sums_mean_and_variance():
+    rng = np.random.default_rng(0)
+    scores = rng.random((40, 5))
+    scores[3, 2] = np.nan
+    points, pairs = E.battle_points(scores, 0.05)
+    weights = np.where(np.arange(40) < 20, 1 / 10, 1 / 30)  # two weight levels
+    met = ~np.isnan(points)
+    chunks = list(E.poisson_pair_sums(points, weights, 3000, np.random.default_rng(1), 1000))
+    assert [len(w) for w, _ in chunks] == [1000, 1000, 1000]
+    won = np.concatenate([w for w, _ in chunks])
+    lost = np.concatenate([lo for _, lo in chunks])
+    point_won = (np.where(met, points, 0) * weights[:, None]).sum(axis=0)
+    point_lost = (np.where(met, 1 - points, 0) * weights[:, None]).sum(axis=0)
+    # E[won] is the data; Var[won] = Σ w² · (1[win] + ¼ 1[tie]) for Poisson(1) battle counts
+    assert np.allclose(won.mean(axis=0), point_won, rtol=0.05)
+    assert np.allclose(lost.mean(axis=0), point_lost, rtol=0.05)
+    var = (np.where(met, points**2, 0) * weights[:, None] ** 2).sum(axis=0)
+    assert np.allclose(won.var(axis=0), var, rtol=0.15)
+
+
+def test_poisson_and_exact_bootstrap_agree():
+    # with many battles per match day (66 pairs) fixing each day's total barely matters
+    rng = np.random.default_rng(5)
+    level = np.linspace(0.4, 0.7, 12)
+    frame_rows = [{"model": f"m{i:02d}", "dataset": f"D{d}", "seed": s, "metric": "accuracy",
+                   "score": float(np.clip(level[i] + rng.normal(0, 0.1), 0, 1))}
+                  for i in range(12) for d in range(6) for s in range(3)]
+    bench = load(pd.DataFrame(frame_rows), seed="seed")
+    exact = bench.elo_ranking(n_bootstrap=1500, random_state=0, resampling="multinomial")
+    poisson = bench.elo_ranking(n_bootstrap=1500, random_state=0, resampling="poisson")
+    assert exact.params["resampling"] == "multinomial"
+    assert poisson.params["resampling"] == "poisson"
+    pd.testing.assert_series_equal(exact.table["ELO"], poisson.table["ELO"])
+    width_exact = (exact.table["CI_high"] - exact.table["CI_low"]).to_numpy()
+    width_poisson = (poisson.table["CI_high"] - poisson.table["CI_low"]).to_numpy()
+    assert np.allclose(width_poisson, width_exact, rtol=0.2)
+
+
+def test_auto_resampling_switches_on_size(four_models, monkeypatch):
+    bench = load(four_models)
+    assert bench.elo_ranking(n_bootstrap=10, random_state=0).params["resampling"] == "multinomial"
+    monkeypatch.setattr(E, "EXACT_DRAW_LIMIT", 100)
+    assert bench.elo_ranking(n_bootstrap=10, random_state=0).params["resampling"] == "poisson"
+    with pytest.raises(ValueError, match="resampling.*'bayes'"):
+        bench.elo_ranking(resampling="bayes")
+
+
 def test_bootstrap_is_seedable_and_brackets_point(four_models):
     bench = load(four_models)
     with warnings.catch_warnings():

@@ -139,11 +139,13 @@ class Benchmark:
         random_state: Any = None,
         tie_threshold: float | None = None,
         calibration_model: str | None = None,
+        resampling: str = "auto",
     ) -> Result:
         from .rankings.elo import elo_ranking
 
         return elo_ranking(self, n_bootstrap=n_bootstrap, random_state=random_state,
-                           tie_threshold=tie_threshold, calibration_model=calibration_model)
+                           tie_threshold=tie_threshold, calibration_model=calibration_model,
+                           resampling=resampling)
 
     def improvability_ranking(self, normalized: bool = False, dummy: Any = None) -> Result:
         from .rankings.improvability import improvability_ranking

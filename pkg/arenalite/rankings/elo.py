@@ -17,6 +17,15 @@ The 95 % interval resamples battles with replacement within each match day: per
 replicate, n_k uniform draws among the n_k battles of match day k, accumulated straight
 into per-replicate (pair) sums with ``bincount``, then solved for all replicates at once
 on the (B, M, M) win tensors. No battle × model design matrix is ever built.
+
+Exact resampling draws one number per battle and replicate. When that exceeds
+``EXACT_DRAW_LIMIT`` (e.g. 150 models × 2,000 match days × 1,000 replicates = 22 billion
+draws) ``resampling="auto"`` switches to the Poisson bootstrap (Hanley & MacGibbon 2006):
+every battle gets an independent Poisson(1) count instead of a multinomial one. The
+sum of independent Poisson counts is Poisson, so per replicate only three draws per
+(pair, battle weight) are needed — Poisson(#wins), Poisson(#ties), Poisson(#losses) —
+whatever the number of match days. It differs from the exact scheme only in not fixing
+each match day's total at n_k, a covariance of −1/n_k between battles of a day.
 """
 
 from __future__ import annotations
@@ -39,6 +48,8 @@ ELO_SCALE = 400.0 / math.log(10.0)
 RULE_OF_THUMB_DELTAS = (0, 50, 100, 200, 400)
 _DRAW_BUDGET = 4_000_000  # random draws held in memory at once during the bootstrap
 _SOLVE_BUDGET = 2_000_000  # B · M · M entries per batched Newton solve
+EXACT_DRAW_LIMIT = 200_000_000  # battles × replicates above which "auto" uses Poisson
+RESAMPLING = ("auto", "multinomial", "poisson")
 
 
 # ---- Elo scale -----------------------------------------------------------------------
@@ -206,6 +217,42 @@ def _newton(win: np.ndarray, theta0: np.ndarray | None, tol: float,
     return theta, converged
 
 
+def _chord(win: np.ndarray, theta0: np.ndarray, tol: float,
+           max_iter: int) -> tuple[np.ndarray, np.ndarray]:
+    """Newton steps with one shared Hessian: the batch-mean Hessian at ``theta0``.
+
+    Bootstrap replicates are small perturbations of the full data, so the Hessian at the
+    full-data MLE serves them all: it is inverted once and each iteration is a single
+    (B, M) @ (M, M) product instead of B linear solves. Replicates whose steps do not
+    shrink below ``tol`` within ``max_iter`` iterations are reported as not converged.
+    """
+    b, m, _ = win.shape
+    total = win + np.swapaxes(win, 1, 2)
+    wins = win.sum(axis=2)
+    p0 = 0.5 * (1.0 + np.tanh(0.5 * (theta0[:, None] - theta0[None, :])))
+    h = total.mean(axis=0) * p0 * (1.0 - p0)
+    lap = -h
+    lap[np.arange(m), np.arange(m)] = h.sum(axis=1)
+    inverse = np.linalg.inv(lap + 1.0 / m)
+    theta = np.array(np.broadcast_to(theta0, (b, m)), dtype=float)
+    active = np.arange(b)
+    for _ in range(max_iter):
+        if active.size == 0:
+            break
+        th = theta[active]
+        p = 0.5 * (1.0 + np.tanh(0.5 * (th[:, :, None] - th[:, None, :])))
+        grad = wins[active] - (total[active] * p).sum(axis=2)
+        step = grad @ inverse
+        step -= step.mean(axis=1, keepdims=True)
+        theta[active] = th + step
+        moved = np.abs(step).max(axis=1)
+        active = active[~(moved < tol)]
+    converged = np.ones(b, dtype=bool)
+    converged[active] = False
+    theta[~np.isfinite(theta).all(axis=1)] = theta0
+    return theta, converged
+
+
 def _solve_batch(win: np.ndarray, theta0: np.ndarray | None) -> tuple[np.ndarray, int]:
     """Regularize (only) the matrices that need it, then solve; returns (θ, n regularized).
 
@@ -218,7 +265,13 @@ def _solve_batch(win: np.ndarray, theta0: np.ndarray | None) -> tuple[np.ndarray
         win = win.copy()
         win[bad] += tie_prior(m)
     start = None if theta0 is None else np.broadcast_to(theta0, win.shape[:2])
-    theta, converged = _newton(win, start, 1e-9, 200)
+    if theta0 is None:
+        theta, converged = _newton(win, start, 1e-9, 200)
+    else:
+        theta, converged = _chord(win, theta0, 1e-9, 60)
+        if not converged.all():
+            redo = ~converged
+            theta[redo], converged[redo] = _newton(win[redo], start[redo], 1e-9, 200)
     if not converged.all():
         again = ~converged & ~bad
         if not again.any():
@@ -285,6 +338,27 @@ def bootstrap_pair_sums(points: np.ndarray, weights: np.ndarray, n_bootstrap: in
                 lost[r0:r1] += np.bincount(key, weights=other[draw].ravel(),
                                            minlength=bins).reshape(r1 - r0, n_pairs)
         yield won, lost
+        done += size
+
+
+def poisson_pair_sums(points: np.ndarray, weights: np.ndarray, n_bootstrap: int,
+                      rng: np.random.Generator, chunk: int):
+    """Yield (won, lost), each (chunk, P), by the Poisson bootstrap of battles.
+
+    Battles of equal weight and equal outcome are exchangeable, so their Poisson(1)
+    counts add up to one Poisson draw per (replicate, weight, pair, outcome).
+    """
+    met = ~np.isnan(points)
+    levels, level_of_day = np.unique(weights, return_inverse=True)
+    day_level = np.equal.outer(np.arange(levels.size), level_of_day).astype(float)
+    counts = np.stack([day_level @ (met & (points == value)).astype(float)
+                       for value in (1.0, 0.5, 0.0)])
+    done = 0
+    while done < n_bootstrap:
+        size = min(chunk, n_bootstrap - done)
+        wins, ties, losses = (np.tensordot(rng.poisson(c, size=(size,) + c.shape), levels,
+                                           axes=([1], [0])) for c in counts)
+        yield wins + 0.5 * ties, losses + 0.5 * ties
         done += size
 
 
@@ -393,6 +467,15 @@ class EloResult(Result):
                        vmin=0.0, vmax=1.0, xlabel="opponent", ylabel="model")
 
 
+def _check_resampling(resampling: Any, n_battles: int, n_bootstrap: int) -> str:
+    if resampling not in RESAMPLING:
+        raise ValueError(f"resampling must be one of {RESAMPLING!r}, got {resampling!r}")
+    if resampling == "auto":
+        exact = n_battles * n_bootstrap <= EXACT_DRAW_LIMIT
+        return "multinomial" if exact else "poisson"
+    return resampling
+
+
 def _check_params(n_bootstrap: Any, tie_threshold: Any) -> tuple[int, float]:
     if isinstance(n_bootstrap, bool) or not isinstance(n_bootstrap, (int, np.integer)):
         raise TypeError(f"n_bootstrap must be an integer, got {n_bootstrap!r}")
@@ -432,8 +515,14 @@ def elo_ranking(
     random_state: Any = None,
     tie_threshold: float | None = None,
     calibration_model: str | None = None,
+    resampling: str = "auto",
 ) -> EloResult:
-    """Bradley-Terry Elo ratings with 95 % percentile bootstrap intervals (see module doc)."""
+    """Bradley-Terry Elo ratings with 95 % percentile bootstrap intervals (see module doc).
+
+    ``resampling``: "multinomial" (exact: n_k draws among the n_k battles of each match
+    day), "poisson" (Poisson bootstrap, for very large benchmarks) or "auto" (exact unless
+    battles × replicates exceeds ``EXACT_DRAW_LIMIT``); the result's ``params`` record it.
+    """
     n_bootstrap, threshold = _check_params(n_bootstrap, tie_threshold)
     models = benchmark.models_
     m = len(models)
@@ -451,6 +540,8 @@ def elo_ranking(
     met_any = ~np.isnan(points).all(axis=1)
     points, codes, seeds = points[met_any], codes[met_any], seeds[met_any]
     weights = 1.0 / (pairs.shape[1] * seeds)
+    resampling = _check_resampling(resampling, int((~np.isnan(points)).sum()), n_bootstrap)
+    resample = poisson_pair_sums if resampling == "poisson" else bootstrap_pair_sums
 
     win = win_matrix(points, weights, pairs, m)
     theta, n_reg = _solve_batch(win[None], None)
@@ -467,7 +558,7 @@ def elo_ranking(
         chunk = max(1, min(n_bootstrap, _SOLVE_BUDGET // (m * m)))
         with Progress(n_bootstrap, "Elo bootstrap") as bar:
             done = 0
-            for won, lost in bootstrap_pair_sums(points, weights, n_bootstrap, rng, chunk):
+            for won, lost in resample(points, weights, n_bootstrap, rng, chunk):
                 wins = pair_sums_to_matrix(won, lost, pairs, m)
                 th, n_bad = _solve_batch(wins, theta[0])
                 reps[done:done + len(wins)] = to_elo(th)
@@ -501,4 +592,5 @@ def elo_ranking(
     return EloResult(table, winrate_matrix=winrates, record=record, bootstrap=boot,
                      n_bootstrap=n_bootstrap, random_state=random_state,
                      tie_threshold=tie_threshold, calibration_model=calibration_model,
-                     regularized=bool(n_reg), regularized_replicates=n_reg_boot)
+                     resampling=resampling, regularized=bool(n_reg),
+                     regularized_replicates=n_reg_boot)
