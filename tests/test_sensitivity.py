@@ -62,7 +62,7 @@ def test_identical_rankings_give_tau_one_and_reversed_minus_one() -> None:
 
 def test_point_estimate_equals_scipy_on_average_ranks() -> None:
     group = _group(shuffle=0.1, seed=4)
-    result = group.rank_sensitivity(random_state=1, n_bootstrap=500)
+    result = group.rank_sensitivity(agg="avg_rank", random_state=1, n_bootstrap=500)
     avg = {c: pd.DataFrame(group[c].scores_).rank(ascending=False).mean(axis=1)
            for c in ("frozen", "full_ft")}
     expected = stats.kendalltau(avg["frozen"], avg["full_ft"]).statistic
@@ -71,7 +71,7 @@ def test_point_estimate_equals_scipy_on_average_ranks() -> None:
     assert -1 <= row.CI_low <= row.CI_high <= 1
     assert list(result.table.columns[:5]) == ["condition_a", "condition_b", "tau", "CI_low",
                                               "CI_high"]
-    mean = group.rank_sensitivity(by="mean", random_state=1, n_bootstrap=100).table.loc[0, "tau"]
+    mean = group.rank_sensitivity(agg="mean", random_state=1, n_bootstrap=100).table.loc[0, "tau"]
     means = {c: group[c].scores_.mean(axis=1) for c in ("frozen", "full_ft")}
     assert mean == pytest.approx(stats.kendalltau(means["frozen"], means["full_ft"]).statistic)
 
@@ -99,8 +99,8 @@ def test_errors() -> None:
         group.rank_sensitivity("frozen")
     with pytest.raises(ValueError, match="both 'frozen'"):
         group.rank_sensitivity("frozen", "frozen")
-    with pytest.raises(ValueError, match="by must be one of"):
-        group.rank_sensitivity(by="elo")
+    with pytest.raises(ValueError, match="agg must be one of"):
+        group.rank_sensitivity(agg="elo")
     with pytest.raises(ValueError, match="n_bootstrap must be a positive integer, got 0"):
         group.rank_sensitivity(n_bootstrap=0)
     uneven = arenalite.BenchmarkGroup(
@@ -117,3 +117,50 @@ def test_plot() -> None:
     assert isinstance(fig, Figure)
     assert fig.axes[0].get_title().startswith("Rank sensitivity: Kendall τ-b =")
     assert len(fig.axes[0].lines) == 6
+
+
+def _solver_group() -> arenalite.BenchmarkGroup:
+    """The evaluma rank-sensitivity tutorial's data: B and D swap places between solvers."""
+    rng = np.random.RandomState(42)
+    datasets = [f"D{i:02d}" for i in range(1, 7)]
+    adam = {"Model-A": 0.88, "Model-B": 0.74, "Model-C": 0.61, "Model-D": 0.47}
+    sgd = {"Model-A": 0.87, "Model-B": 0.45, "Model-C": 0.60, "Model-D": 0.73}
+    rows = [{"model": m, "dataset": d, "metric": "acc", "score": round(float(s), 4),
+             "solver": solver}
+            for solver, means in [("Adam", adam), ("SGD", sgd)] for m, mu in means.items()
+            for d, s in zip(datasets, np.clip(rng.normal(mu, 0.08, 6), 0, 1), strict=True)]
+    return arenalite.load_df(pd.DataFrame(rows), norm_ref_low=0.0, norm_ref_high=1.0,
+                             condition_col="solver")
+
+
+def test_default_trimmed_mean_and_tutorial_values() -> None:
+    group = _solver_group()
+    result = group.rank_sensitivity("Adam", "SGD", random_state=42)
+    trimmed = {c: stats.trim_mean(group[c].scores_.to_numpy(), 0.25, axis=1) for c in group.keys()}
+    assert result.agg == "trimmed_mean"
+    assert result.tau == pytest.approx(stats.kendalltau(trimmed["Adam"], trimmed["SGD"]).statistic)
+    assert result.tau == pytest.approx(0.0)  # the B↔D swap: 3 concordant, 3 discordant pairs
+    assert result.rho == pytest.approx(stats.spearmanr(trimmed["Adam"], trimmed["SGD"]).statistic)
+    assert result.rho == pytest.approx(0.2)
+    low, high = result.tau_ci
+    assert -1 <= low <= result.tau <= high <= 1
+    per_model = result.per_model
+    assert list(per_model.columns) == ["model", "rank_Adam", "rank_SGD", "delta_rank"]
+    assert set(per_model["model"][:2]) == {"Model-B", "Model-D"}
+    assert per_model["delta_rank"].abs().tolist() == [2, 2, 0, 0]
+
+
+def test_two_benchmarks_directly_equal_the_group() -> None:
+    group = _solver_group()
+    direct = group["Adam"].rank_sensitivity(group["SGD"], "Adam", "SGD", random_state=3,
+                                            n_bootstrap=200)
+    via_group = group.rank_sensitivity("Adam", "SGD", random_state=3, n_bootstrap=200)
+    pd.testing.assert_frame_equal(direct.table, via_group.table)
+    with pytest.raises(TypeError, match="other must be a Benchmark"):
+        group["Adam"].rank_sensitivity("SGD")
+
+
+def test_few_datasets_warn() -> None:
+    group = _group(shuffle=0.05, n_datasets=4)
+    with pytest.warns(UserWarning, match="fewer than 5 datasets"):
+        group.rank_sensitivity(random_state=0, n_bootstrap=50)

@@ -180,6 +180,14 @@ class Benchmark:
         return bayesian_comparison(self, rope=rope, reference=reference, pairs=pairs,
                                    random_state=random_state)
 
+    def rank_sensitivity(self, other: Benchmark, label: Any = "a", other_label: Any = "b",
+                         **kwargs: Any) -> Result:
+        """Kendall τ-b between this Benchmark's ranking and ``other``'s (see BenchmarkGroup)."""
+        if not isinstance(other, Benchmark):
+            raise TypeError(f"other must be a Benchmark, got {type(other).__name__}")
+        group = BenchmarkGroup({label: self, other_label: other}, "condition")
+        return group.rank_sensitivity(label, other_label, **kwargs)
+
     def gate(self, candidate: Any, reference: str, margin: float | None = None,
              alpha: float = 0.05) -> Result:
         from .stats.gate import gate

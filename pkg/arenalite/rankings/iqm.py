@@ -30,6 +30,17 @@ def iqm(values: np.ndarray, axis: int = -1) -> np.ndarray:
     return trim_mean(values, 0.25, axis=axis)
 
 
+def iqm_unordered(values: np.ndarray) -> np.ndarray:
+    """IQM along the last axis by partial ordering: the same value as :func:`iqm` up to
+    round-off, in O(n) instead of a full sort (used for the many bootstrap replicates)."""
+    n = values.shape[-1]
+    cut = int(0.25 * n)
+    if cut == 0:
+        return values.mean(axis=-1)
+    middle = np.partition(values, [cut, n - cut - 1], axis=-1)[..., cut:n - cut]
+    return middle.mean(axis=-1)
+
+
 def cell_layout(cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For rows grouped by cell (equal labels adjacent): each row's cell start and size."""
     cells = np.asarray(cells)
@@ -61,12 +72,17 @@ def stratified_bootstrap_iqm(
     bounds = np.unique(np.stack([group_start, group_start + group_size]), axis=1).T
     chunk = max(1, _CHUNK_ELEMENTS // values.size)
     out = np.empty((n_bootstrap, len(bounds)))
+    widths = bounds[:, 1] - bounds[:, 0]
+    equal = bool(np.all(widths == widths[0]))
     for first in range(0, n_bootstrap, chunk):
         b = min(chunk, n_bootstrap - first)
         idx = start + (rng.random((b, values.size)) * size).astype(np.int64)
         sample = values[idx]
-        for g, (lo, hi) in enumerate(bounds):
-            out[first:first + b, g] = iqm(sample[:, lo:hi], axis=1)
+        if equal:  # every model has as many runs: one call over a (b, G, runs) block
+            out[first:first + b] = iqm_unordered(sample.reshape(b, len(bounds), widths[0]))
+        else:
+            for g, (lo, hi) in enumerate(bounds):
+                out[first:first + b, g] = iqm_unordered(sample[:, lo:hi])
         if progress is not None:
             progress.update(b)
     return out
@@ -129,9 +145,9 @@ def iqm_ranking(benchmark: Benchmark, n_bootstrap: int = 1000,
     models = runs["model"].to_numpy()
     cells = (runs["model"] + "\x00" + runs["dataset"]).to_numpy()
     values = runs["norm"].to_numpy(dtype=float)
-    names, first = np.unique(models, return_index=True)
-    names = names[np.argsort(first)]
-    point = np.array([iqm(values[models == m]) for m in names])
+    first = np.flatnonzero(np.r_[True, models[1:] != models[:-1]])
+    names = models[first]
+    point = np.array([iqm(run) for run in np.split(values, first[1:])])
     enabled = None if n_bootstrap * values.size > 20_000_000 else False
     with Progress(n_bootstrap, "IQM bootstrap", enabled=enabled) as progress:
         boot = stratified_bootstrap_iqm(values, cells, models, n_bootstrap, rng, progress)
