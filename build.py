@@ -343,12 +343,20 @@ class QuietSiteHandler(SiteHandler):
         pass
 
 
+class SiteServer(http.server.ThreadingHTTPServer):
+    """Threading server that ignores clients closing connections early (browsers do)."""
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 def make_server(directory: Path, port: int,
                 quiet: bool = False) -> http.server.ThreadingHTTPServer:
     """A threading HTTP server for ``directory`` on 127.0.0.1:``port`` (0: a free port)."""
     handler = functools.partial(QuietSiteHandler if quiet else SiteHandler,
                                 directory=str(directory))
-    return http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+    return SiteServer(("127.0.0.1", port), handler)
 
 
 def serve(site: Path, port: int) -> None:

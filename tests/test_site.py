@@ -18,6 +18,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -249,10 +250,27 @@ def test_server_sends_module_and_wasm_types(served: str) -> None:
             assert response.headers["Content-Type"].startswith(kind), path
 
 
+INSTALL_NO_DEPS = ('import piplite\nawait piplite.install("arenalite", deps=False)\n'
+                   'import importlib.metadata as md\nprint("installed arenalite", '
+                   'md.version("arenalite"))')
+
+
+def output_is(text: str) -> str:
+    """A JS predicate: some REPL output area's text is exactly ``text``."""
+    return ("[...document.querySelectorAll('.jp-OutputArea-output')]"
+            f".some(e => e.innerText.trim() === {json.dumps(text)})")
+
+
 @pytest.mark.browser
 def test_repl_prints_42_with_every_non_local_request_blocked(served: str) -> None:
+    """SPEC §9's URL; a second ``code`` cell then installs the arenalite wheel (without its
+    numeric dependencies, which are not on this machine) from the site's piplite index."""
     from browser_harness import chromium, playwright_session
 
+    version = json.loads((ROOT / "pkg" / "arenalite" / "__init__.py").read_text()
+                         .split("__version__ = ")[1].split("\n")[0])
+    url = (served + "/repl/index.html?kernel=python&code=print(6*7)"
+           "&code=" + urllib.parse.quote(INSTALL_NO_DEPS))
     requests: list[str] = []
     with playwright_session() as p, chromium(p, served, webgpu=False) as browser:
         browser.context.on("request", lambda r: requests.append(r.url))
@@ -260,19 +278,21 @@ def test_repl_prints_42_with_every_non_local_request_blocked(served: str) -> Non
         console: list[str] = []
         page.on("console", lambda m: console.append(m.text))
         start = time.perf_counter()
-        page.goto(served + "/repl/index.html?kernel=python&code=print(6*7)")
+        page.goto(url)
         try:
-            page.wait_for_function(
-                "[...document.querySelectorAll('.jp-OutputArea-output')]"
-                ".some(e => e.innerText.trim() === '42')", timeout=240_000)
+            page.wait_for_function(output_is("42"), timeout=240_000)
+            seconds = time.perf_counter() - start
+            page.wait_for_function(output_is(f"installed arenalite {version}"), timeout=60_000)
         except Exception as exc:
-            raise AssertionError(f"no 42 in the REPL; blocked {browser.blocked}; console tail "
-                                 f"{console[-15:]}") from exc
-        seconds = time.perf_counter() - start
+            raise AssertionError(f"REPL output missing; blocked {browser.blocked}; console "
+                                 f"tail {console[-15:]}; page tail "
+                                 f"{page.inner_text('body')[-800:]!r}") from exc
         blocked = list(browser.blocked)
     print(f"\n[test_site] REPL printed 42 after {seconds:.1f}s; {len(requests)} requests, "
           f"{len(blocked)} blocked")
     assert blocked == [], f"non-local requests were made (and aborted): {blocked}"
     assert all(u.startswith(served + "/") for u in requests)
     assert any("/static/pyodide/pyodide.asm.wasm" in u for u in requests)
+    assert any(u.split("?")[0].endswith(f"/pypi/arenalite-{version}-py3-none-any.whl")
+               for u in requests)
     assert any("Loaded micropip" in line for line in console)
