@@ -213,20 +213,16 @@ py_results[["model", "split_id", "score", "total_ms", "rows_per_s"]].head()'''),
             code('''splits.fold_summary_table(py_results)'''),
             md("""
 The same splits on WebGPU, in the browser only. `create_bridge` imports the bridge's ES
-modules from this site (`webgpu_bridge/src/index.js`); the kernel runs in a Web Worker,
-so the URL is built from the site root.
+modules from this site (`webgpu_bridge/src/index.js` at the site root, found from the
+kernel worker's location).
 """),
             code('''if sys.platform == "emscripten":
-    import js
     import pandas as pd
 
     from arenalite import browser
 
-    root = str(js.location.href).split("/extensions/")[0]
     try:
-        bridge = await browser.create_bridge(
-            f"{root}/webgpu_bridge/src/index.js",
-            f"{root}/webgpu_bridge/weights/icl_transformer.json")
+        bridge = await browser.create_bridge()
     except Exception as exc:  # no WebGPU in this browser: say why
         print("WebGPU unavailable:", exc)
     else:

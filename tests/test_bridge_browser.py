@@ -271,6 +271,14 @@ def test_rows_frame_requires_exactly_the_results_columns():
         browser.rows_frame([{k: 0 for k in runner.COLUMNS[:-1]}])
 
 
+def test_site_root_from_page_and_kernel_worker():
+    worker = ("http://127.0.0.1:8000/extensions/@jupyterlite/pyodide-kernel-extension/"
+              "static/worker.js?v=3")
+    assert browser.site_root(worker) == "http://127.0.0.1:8000"
+    assert browser.site_root("http://h/site/repl/index.html?kernel=python") == "http://h/site/repl"
+    assert browser.site_root("http://h/index.html#top") == "http://h"
+
+
 def test_js_calls_outside_pyodide_say_so():
     coro = browser.create_bridge()
     with pytest.raises(RuntimeError, match="needs Pyodide"):

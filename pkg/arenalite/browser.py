@@ -21,8 +21,22 @@ from .models import check_model, model_label
 from .models.preprocess import prepare
 from .runner import COLUMNS
 
-DEFAULT_MODULE_URL = "./webgpu_bridge/src/index.js"
-DEFAULT_WEIGHTS_URL = "./webgpu_bridge/weights/icl_transformer.json"
+MODULE_PATH = "webgpu_bridge/src/index.js"
+WEIGHTS_PATH = "webgpu_bridge/weights/icl_transformer.json"
+
+
+def site_root(href: str) -> str:
+    """The static site's root URL seen from ``href`` (the page's or the worker's location).
+
+    The JupyterLite kernel runs in a Web Worker served from
+    ``<root>/extensions/@jupyterlite/pyodide-kernel-extension/static/...``, so relative
+    URLs would resolve there; everything from ``/extensions/`` on is cut. For a plain
+    page the root is the page's folder.
+    """
+    base = href.split("?", 1)[0].split("#", 1)[0]
+    if "/extensions/" in base:
+        return base.split("/extensions/", 1)[0]
+    return base.rsplit("/", 1)[0]
 
 
 def model_payload(model: dict[str, Any], weights_url: str | None = None) -> dict[str, Any]:
@@ -131,10 +145,16 @@ class BrowserBridge:
         self.bridge.destroy()
 
 
-async def create_bridge(module_url: str = DEFAULT_MODULE_URL,
-                        default_weights: str | None = DEFAULT_WEIGHTS_URL) -> BrowserBridge:
-    """Import the bridge module and create a Bridge (raises when WebGPU is unavailable)."""
-    _, run_js, _ = _ffi()
+async def create_bridge(module_url: str | None = None,
+                        default_weights: str | None = None) -> BrowserBridge:
+    """Import the bridge module and create a Bridge (raises when WebGPU is unavailable).
+
+    By default both URLs point into this site (``webgpu_bridge/`` at the site root).
+    """
+    js, run_js, _ = _ffi()
+    root = site_root(str(js.location.href))
+    module_url = module_url or f"{root}/{MODULE_PATH}"
+    default_weights = default_weights or f"{root}/{WEIGHTS_PATH}"
     module = await run_js(f"import({module_url!r})")
     bridge = await module.Bridge.create(_to_js({"defaultWeights": default_weights}))
     return BrowserBridge(module, bridge)
