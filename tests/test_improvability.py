@@ -11,22 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import arenalite
 from arenalite.rankings import improvability as I
-
-
-def load(df: pd.DataFrame, **kwargs):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return arenalite.load_df(df, **kwargs)
-
-
-def long(scores: dict[str, list[float]], metrics: list[str]) -> pd.DataFrame:
-    return pd.DataFrame([
-        {"model": model, "dataset": f"d{k}", "metric": metrics[k], "score": value}
-        for model, values in scores.items() for k, value in enumerate(values)
-    ])
-
+from frames import long_frame as long
+from frames import quiet_load as load
 
 TABARENA = {"A": [0.1, 0.1, 0.2], "B": [0.2, 0.3, 0.3], "C": [0.4, 0.5, 0.6]}
 

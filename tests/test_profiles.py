@@ -3,29 +3,15 @@ monotonicity property (raising one model's score never lowers its profile)."""
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import arenalite
 from arenalite.rankings import profiles as P
-
-
-def load(df: pd.DataFrame, **kwargs):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return arenalite.load_df(df, **kwargs)
-
-
-def long(scores: dict[str, list[float]], metrics: list[str]) -> pd.DataFrame:
-    return pd.DataFrame([
-        {"model": model, "dataset": f"d{k}", "metric": metrics[k], "score": value}
-        for model, values in scores.items() for k, value in enumerate(values)
-    ])
+from frames import long_frame as long
+from frames import quiet_load as load
 
 
 def test_ratios_both_directions():

@@ -124,3 +124,13 @@ export function gpuLabels(y, task, tstats) {
   for (let i = 0; i < y.length; i++) out[i] = (y[i] - tstats.mean) / tstats.std;
   return out;
 }
+
+/** Write one query batch's GPU output into the full output: regression predictions are
+ * mapped back from the standardized target (``tstats``), probabilities copied as they are. */
+export function storeBatch(output, part, start, rows, width, tstats) {
+  if (tstats) {
+    for (let i = 0; i < rows; i++) output[start + i] = part[i] * tstats.std + tstats.mean;
+  } else {
+    output.set(part, start * width);
+  }
+}

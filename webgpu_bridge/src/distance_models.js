@@ -1,6 +1,6 @@
 // knn and attention (docs/models.md) on the GPU: distances on standardized features,
 // then top-k + vote (knn) or softmax over all context rows (attention).
-import { columnStats, gpuLabels, standardize, targetStats } from "./data.js";
+import { columnStats, gpuLabels, standardize, storeBatch, targetStats } from "./data.js";
 import { now, workgroups } from "./engine.js";
 
 const MAX_DIST_VALUES = 1 << 22;
@@ -77,11 +77,7 @@ export async function runDistanceModel(engine, model, d) {
       engine.dispatch(pass, pVote, bind, [workgroups(rows, 64), 1, 1]);
     });
     const part = await engine.read(out, rows * width);
-    if (tstats) {
-      for (let i = 0; i < rows; i++) output[start + i] = part[i] * tstats.std + tstats.mean;
-    } else {
-      output.set(part, start * width);
-    }
+    storeBatch(output, part, start, rows, width, tstats);
     timings.head += now() - t0;
     timings.batches++;
   }

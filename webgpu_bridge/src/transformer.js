@@ -1,7 +1,7 @@
 // icl_transformer (docs/models.md) on the GPU. The context pass runs once per call and
 // leaves each layer's context keys/values in GPU buffers (the KV cache); query rows then
 // run in batches that attend to those cached keys/values only.
-import { columnStats, gpuLabels, standardize, targetStats } from "./data.js";
+import { columnStats, gpuLabels, standardize, storeBatch, targetStats } from "./data.js";
 import { now, workgroups } from "./engine.js";
 
 const weightBuffers = new WeakMap();
@@ -137,11 +137,7 @@ export async function runTransformer(engine, model, d, weights) {
       }
     });
     const part = await engine.read(out, rows * width);
-    if (tstats) {
-      for (let i = 0; i < rows; i++) output[start + i] = part[i] * tstats.std + tstats.mean;
-    } else {
-      output.set(part, start * width);
-    }
+    storeBatch(output, part, start, rows, width, tstats);
     timings.head += now() - t0;
     timings.batches++;
   }
