@@ -82,3 +82,40 @@ def test_report_writes_self_contained_html(tmp_path, seeded_csv):
     assert page.count("data:image/png;base64,") >= 5
     for name in ("aggregate", "iqm", "elo", "improvability", "compare", "frequentist"):
         assert (out / f"{name}.csv").exists(), name
+
+
+def test_parse_model_options():
+    from arenalite.cli import parse_model
+
+    assert parse_model("knn") == {"name": "knn"}
+    assert parse_model("knn:k=15,label=knn-15") == {"name": "knn", "k": 15, "label": "knn-15"}
+    assert parse_model("attention:temperature=1.5") == {"name": "attention", "temperature": 1.5}
+    with pytest.raises(ValueError, match="'k15' in 'knn:k15' must look like key=value"):
+        parse_model("knn:k15")
+
+
+def test_splits_then_run_then_rank(tmp_path):
+    from arenalite import splits
+
+    split_dir = tmp_path / "splits"
+    assert main(["splits", "iris", "--n-repeats", "1", "-o", str(split_dir)]) == 0
+    persisted = splits.load(split_dir / "iris.splits.json")
+    assert persisted["dataset"] == "iris" and persisted["n_repeats"] == 1
+    assert len(persisted["splits"]) == 3
+
+    out = tmp_path / "run"
+    assert main(["run", "iris", "--model", "knn:k=3", "--model", "attention",
+                 "--splits-dir", str(split_dir), "-o", str(out)]) == 0
+    results = pd.read_csv(out / "results.csv")
+    assert sorted(results["model"].unique()) == ["attention", "knn(k=3)"]
+    assert sorted(results["split_id"].unique()) == ["r0-f0", "r0-f1", "r0-f2"]
+    assert len(pd.read_csv(out / "summary.csv")) == 2
+
+    ranked = tmp_path / "ranked"
+    assert main(["aggregate", str(out / "results.csv"), "--seed", "seed", "-o", str(ranked)]) == 0
+    assert set(pd.read_csv(ranked / "aggregate.csv")["model"]) == {"attention", "knn(k=3)"}
+
+
+def test_run_rejects_unknown_dataset(tmp_path):
+    with pytest.raises(ValueError, match="unknown dataset 'mnist'"):
+        main(["run", "mnist", "--model", "knn", "-o", str(tmp_path)])

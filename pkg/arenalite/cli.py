@@ -3,7 +3,9 @@
 ``arenalite report results.csv --output out/`` runs every method that applies and
 also writes one self-contained ``report.html``. Column options mirror :func:`load_df`;
 ``--config FILE`` reads the same options from a JSON file or a flat ``key: value``
-YAML file (no YAML library needed for that subset).
+YAML file (no YAML library needed for that subset). ``arenalite splits`` persists the
+splits of bundled datasets and ``arenalite run`` runs in-context models on them,
+writing the results table that the other commands read.
 """
 
 from __future__ import annotations
@@ -105,6 +107,20 @@ def build_parser() -> argparse.ArgumentParser:
     table_command("rank", "aggregate, Elo and improvability ranks side by side (= compare)")
     for name, (_, text) in METHODS.items():
         table_command(name, text)
+    splits = sub.add_parser("splits", help="persist the splits of bundled datasets as JSON")
+    splits.add_argument("datasets", nargs="+", help="bundled dataset names")
+    splits.add_argument("--output", "-o", default="arenalite-out")
+    splits.add_argument("--n-repeats", type=int, default=None,
+                        help="override the adaptive repeat count of SPEC §6")
+    run = sub.add_parser("run", help="run in-context models on bundled datasets' splits")
+    run.add_argument("datasets", nargs="+", help="bundled dataset names")
+    run.add_argument("--model", action="append", required=True, dest="models",
+                     help="NAME[:key=value,...], e.g. knn:k=15 (repeatable)")
+    run.add_argument("--splits-dir", default=None,
+                     help="read <dataset>.splits.json from here (default: make them)")
+    run.add_argument("--workers", type=int, default=0,
+                     help="processes in a ProcessPoolExecutor (0: in this process)")
+    run.add_argument("--output", "-o", default="arenalite-out")
     gate = table_command("gate", "non-inferiority gate of candidates against a reference")
     gate.add_argument("--candidate", action="append", required=True)
     gate.add_argument("--reference", required=True)
@@ -192,6 +208,61 @@ def write_report(benchmark: Benchmark, args: argparse.Namespace, out: Path,
     return path
 
 
+def parse_model(text: str) -> dict[str, Any]:
+    """``"knn:k=15,label=knn-15"`` → ``{"name": "knn", "k": 15, "label": "knn-15"}``."""
+    name, _, options = text.partition(":")
+    model: dict[str, Any] = {"name": name.strip()}
+    for item in filter(None, (part.strip() for part in options.split(","))):
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"model option {item!r} in {text!r} must look like key=value")
+        model[key.strip()] = _yaml_scalar(value.strip())
+    return model
+
+
+def _split_path(folder: Path, dataset: str) -> Path:
+    return folder / f"{dataset}.splits.json"
+
+
+def write_splits(names: Sequence[str], out: Path, n_repeats: int | None) -> list[Path]:
+    """Persist the SPEC §6 splits of bundled datasets as ``<name>.splits.json``."""
+    from . import datasets, splits
+
+    paths = []
+    for name in names:
+        data = datasets.load(name)
+        persisted = splits.make_splits(data.n_rows, data.task, y=data.y, dataset=name,
+                                       n_repeats=n_repeats)
+        paths.append(splits.save(persisted, _split_path(out, name)))
+    return paths
+
+
+def run_models(args: argparse.Namespace, out: Path) -> tuple[Path, Path]:
+    """Run the models on the datasets' splits; write results.csv and summary.csv."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    from . import datasets, runner, splits
+
+    data = {name: datasets.load(name) for name in args.datasets}
+    if args.splits_dir:
+        persisted = {name: splits.load(_split_path(Path(args.splits_dir), name)) for name in data}
+    else:
+        persisted = {name: splits.make_splits(d.n_rows, d.task, y=d.y, dataset=name)
+                     for name, d in data.items()}
+    models = [parse_model(text) for text in args.models]
+    if args.workers < 0:
+        raise ValueError(f"--workers must be 0 or more, got {args.workers}")
+    if args.workers:
+        with ProcessPoolExecutor(args.workers) as pool:
+            results = runner.run(data, persisted, models, executor=pool, progress=True)
+    else:
+        results = runner.run(data, persisted, models, progress=True)
+    results_path, summary_path = out / "results.csv", out / "summary.csv"
+    results.to_csv(results_path, index=False)
+    runner.summarize(results).to_csv(summary_path, index=False)
+    return results_path, summary_path
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     out = Path(args.output)
@@ -200,6 +271,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     def log(message: str) -> None:
         print(message, file=sys.stderr)
 
+    if args.command == "splits":
+        for path in write_splits(args.datasets, out, args.n_repeats):
+            print(path)
+        return 0
+    if args.command == "run":
+        for path in run_models(args, out):
+            print(path)
+        return 0
     with warnings.catch_warnings():
         warnings.simplefilter("default")
         benchmark = _load(args)
