@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from matplotlib.figure import Figure
 
 import arenalite
-from arenalite.stats.bayesian import signed_rank_posterior, winner_shares
+from arenalite.stats.bayesian import bayesian_comparison, signed_rank_posterior, winner_shares
 
 
 def _bench(matrix: np.ndarray) -> arenalite.Benchmark:
@@ -131,3 +131,19 @@ def test_plots(bench: arenalite.Benchmark) -> None:
     assert [t.get_text() for t in bars.axes[0].get_legend().get_texts()][-1] == "m0 better"
     subset = bench.bayesian_comparison(pairs=[("m0", "m1")], random_state=0).plot()
     assert subset.axes[0].images[0].get_array().shape == (2, 2)
+
+
+def test_closed_form_posterior_with_one_and_two_datasets() -> None:
+    """z = (0.5,) or (0.5, 0.5), rope 0.01: θ_a = 1 − w0², θ_equiv = w0², θ_b = 0.
+
+    a is most probable iff w0 < 1/√2, with w0 the prior pseudo-observation's weight:
+    w0 ~ Beta(1, n), so P(a) = 1 − (1 − 1/√2)^n — 0.7071 for n = 1, 0.9142 for n = 2.
+    """
+    one = signed_rank_posterior(np.array([[0.5]]), 0.01, 100_000, np.random.default_rng(3))
+    c = 1 / np.sqrt(2)
+    np.testing.assert_allclose(one[0], [c, 1 - c, 0.0], atol=0.005)
+    bench = _bench(np.array([[0.9, 0.8], [0.4, 0.3]]))
+    two = bayesian_comparison(bench, rope=0.01, random_state=3, n_samples=100_000).table.iloc[0]
+    expected = 1 - (1 - c) ** 2
+    np.testing.assert_allclose([two.p_a_better, two.p_equiv, two.p_b_better],
+                               [expected, 1 - expected, 0.0], atol=0.005)

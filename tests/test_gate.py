@@ -194,3 +194,30 @@ def test_plot(constructed: arenalite.Benchmark) -> None:
     assert isinstance(fig, Figure)
     labels = sorted(t.get_text() for t in fig.axes[0].get_yticklabels())
     assert labels == ["better (accuracy)\nsuperior, n = 15", "worse (accuracy)\ninferior, n = 15"]
+
+
+def test_datasets_exactly_at_the_margin_count_as_zero_differences() -> None:
+    """0.85 − 0.86 + 0.01 is −8.7e-18 in floats; the gate must treat it as exactly 0."""
+    ref = np.array([0.86, 0.76, 0.66, 0.56, 0.81, 0.71, 0.61, 0.51, 0.91, 0.41])
+    steps = np.array([-0.01, -0.01, -0.01, -0.01, 0.01, 0.02, 0.03, 0.04, 0.05, 0.06])
+    bench = _load(_frame(ref, {"cand": ref + steps}))
+    row = bench.gate("cand", "ref").table.iloc[0]
+    ideal = np.r_[np.zeros(4), steps[4:] + 0.01]  # four zeros, dropped by Wilcoxon
+    expected = stats.wilcoxon(ideal, alternative="greater", zero_method="wilcox").pvalue
+    assert row.p_noninferiority == pytest.approx(expected)
+    assert row.verdict in ("non-inferior", "superior")
+    from arenalite.stats.gate import shift_by_margin
+    assert (shift_by_margin(ref + steps - ref, 0.01, ref)[:4] == 0).all()
+    assert shift_by_margin(np.array([-0.0099]), 0.01)[0] == pytest.approx(1e-4)
+
+
+def test_default_margins_cover_registry_aliases() -> None:
+    ref = np.linspace(0.1, 0.3, 8)
+    for metric, margin in [("overall_accuracy", 0.01), ("1-auc", 0.01), ("Brier", 0.005),
+                           ("R2", 0.01), ("auroc", 0.01)]:
+        bench = _load(_frame(ref, {"cand": ref + 0.001}, metric=metric))
+        row = bench.gate("cand", "ref").table.iloc[0]
+        assert row.margin == margin
+        # 1-auc and Brier are errors: a higher value is worse for the candidate
+        worse = arenalite.get_metric(metric).direction == "min"
+        assert row.median_difference == pytest.approx(-0.001 if worse else 0.001)

@@ -9,8 +9,9 @@ over (z_0, z_1, …, z_n). Each posterior sample gives
     θ_equiv = 1 − θ_a − θ_b,
 
 with H the Heaviside step (H(0) = ½) and r the ROPE half-width. The reported
-probabilities are the shares of samples in which each region is the most probable
-(ties go to the earlier of a, equivalent, b), as in baycomp's ``SignedRankTest``.
+probabilities are the shares of samples in which each region is the most probable,
+as in baycomp's ``SignedRankTest`` (prior=1); a sample in which two regions tie for
+the largest θ (within 1e-6) counts half for each (see :func:`winner_shares`).
 
 Vectorization: all pairs share the same Dirichlet draws (each pair's posterior is
 still exactly its own; only the Monte Carlo noise is shared), so θ for every pair

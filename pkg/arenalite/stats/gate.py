@@ -39,11 +39,15 @@ if TYPE_CHECKING:
     from .frequentist import FrequentistResult
 
 DEFAULT_MARGINS = {
-    "accuracy": 0.01, "acc": 0.01,
+    "accuracy": 0.01, "acc": 0.01, "overall_accuracy": 0.01,
     "r2": 0.01,
     "roc_auc": 0.01, "auc": 0.01, "auroc": 0.01,
+    "1-auc": 0.01, "one_minus_auc": 0.01,  # ROC AUC as an error: same units, direction flipped
     "brier": 0.005,
 }
+"""Default margins, in each metric's raw units, for the registry names of these metrics."""
+MARGIN_RTOL = 1e-9
+"""A shifted difference d + margin within this share of the scores' size counts as 0."""
 VERDICTS = ("superior", "non-inferior", "inferior", "inconclusive")
 
 
@@ -59,10 +63,28 @@ def verdict(p_noninferiority: float, p_two_sided: float, w_plus: float, w_minus:
     return "inconclusive"
 
 
-def gate_test(d: np.ndarray, margin: float, alpha: float = 0.05) -> dict[str, Any]:
-    """Run the gate on per-dataset differences ``d`` (positive = candidate better)."""
+def shift_by_margin(d: np.ndarray, margin: float, scale: np.ndarray | None = None) -> np.ndarray:
+    """``d + margin`` with float round-off at the margin snapped to an exact 0.
+
+    A dataset exactly at the margin (e.g. 0.85 vs 0.86 with margin 0.01) must be a
+    zero difference, which Wilcoxon drops, not a ±1e-17 one that takes the smallest
+    rank. ``scale`` is the size of the scores behind each ``d`` (default ``|d|``).
+    """
     d = np.asarray(d, dtype=float)
-    noninferiority = signed_rank_test(d + margin, alternative="greater")
+    scale = np.abs(d) if scale is None else np.asarray(scale, dtype=float)
+    shifted = d + margin
+    return np.where(np.abs(shifted) <= MARGIN_RTOL * (scale + margin), 0.0, shifted)
+
+
+def gate_test(d: np.ndarray, margin: float, alpha: float = 0.05,
+              scale: np.ndarray | None = None) -> dict[str, Any]:
+    """Run the gate on per-dataset differences ``d`` (positive = candidate better).
+
+    ``scale`` (per dataset, e.g. the larger absolute score) sets the round-off
+    tolerance of :func:`shift_by_margin`.
+    """
+    d = np.asarray(d, dtype=float)
+    noninferiority = signed_rank_test(shift_by_margin(d, margin, scale), alternative="greater")
     two_sided = signed_rank_test(d, alternative="two-sided")
     result = verdict(noninferiority.p_value, two_sided.p_value, two_sided.w_plus,
                      two_sided.w_minus, alpha)
@@ -117,15 +139,17 @@ def gate(benchmark: Benchmark, candidate: Any, reference: str, margin: Any = Non
     sign = np.where(benchmark.directions_.loc[raw.columns].to_numpy() == "min", -1.0, 1.0)
     rows, diff_frames, powerless = [], [], []
     for name in candidates:  # a handful of candidates × metrics, one test each
-        d_all = (raw.loc[name].to_numpy(dtype=float)
-                 - raw.loc[reference].to_numpy(dtype=float)) * sign
+        cand_raw = raw.loc[name].to_numpy(dtype=float)
+        ref_raw = raw.loc[reference].to_numpy(dtype=float)
+        d_all = (cand_raw - ref_raw) * sign
+        scale_all = np.maximum(np.abs(cand_raw), np.abs(ref_raw))
         for metric in sorted(set(metrics)):
             mask = (metrics.loc[raw.columns] == metric).to_numpy()
             d = d_all[mask]
             if min_attainable_p(d.size, "greater") >= alpha:
                 powerless.append(f"{name!r} on {metric!r} (n = {d.size})")
             rows.append({"candidate": name, "reference": reference, "metric": metric,
-                         **gate_test(d, margins[metric], alpha)})
+                         **gate_test(d, margins[metric], alpha, scale_all[mask])})
             diff_frames.append(pd.DataFrame({"candidate": name, "reference": reference,
                                              "metric": metric, "dataset": raw.columns[mask],
                                              "difference": d}))
