@@ -20,6 +20,13 @@ class Result:
         self.table = table.reset_index(drop=True)
         self.params = params
 
+    def __getattr__(self, name: str) -> Any:
+        """Parameters read as attributes (``result.reference``, ``result.alpha``), as in evaluma."""
+        params = self.__dict__.get("params", {})
+        if name in params:
+            return params[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
     def plot(self, ax: Any = None, figsize: tuple[float, float] | None = None,
              title: str | None = None) -> Any:
         """Draw this result; subclasses override. Returns a matplotlib Figure."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 # Okabe & Ito (2008) colour-blind-safe palette.
@@ -22,3 +23,25 @@ def figure_and_axes(ax: Any = None, figsize: tuple[float, float] | None = None,
 
     fig = Figure(figsize=figsize or default_size, layout="constrained")
     return fig, fig.add_subplot()
+
+
+def model_colors_for(model_colors: Sequence[str] | Mapping[str, str] | None,
+                     models: Sequence[str]) -> list[str]:
+    """One colour per model: from a {model: colour} dict, a list in ``models`` order, or
+    the palette when ``model_colors`` is None (evaluma's ``model_colors=`` argument)."""
+    models = list(models)
+    if model_colors is None:
+        return [color(k) for k in range(len(models))]
+    if isinstance(model_colors, Mapping):
+        missing = [m for m in models if m not in model_colors]
+        if missing:
+            raise ValueError(f"model_colors has no colour for model(s) {missing!r}")
+        return [model_colors[m] for m in models]
+    if isinstance(model_colors, str):
+        raise TypeError(f"model_colors must be a list of colours or a {{model: colour}} dict, "
+                        f"got the string {model_colors!r}")
+    colors = list(model_colors)
+    if len(colors) != len(models):
+        raise ValueError(f"model_colors needs one colour per model ({len(models)}), "
+                         f"got {len(colors)}")
+    return colors

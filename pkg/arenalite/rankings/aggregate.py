@@ -72,16 +72,9 @@ def recolor_bars(fig: Any, ax: Any, model_colors: Sequence[str] | dict[str, str]
     """Give the bars of ``plots.bars.ranking_bars`` per-model colours (table order)."""
     if model_colors is None:
         return
-    if isinstance(model_colors, dict):
-        missing = [m for m in models if m not in model_colors]
-        if missing:
-            raise ValueError(f"model_colors has no colour for model(s) {missing!r}")
-        colors = [model_colors[m] for m in models]
-    else:
-        colors = list(model_colors)
-        if len(colors) != len(models):
-            raise ValueError(f"model_colors needs one colour per model ({len(models)}), "
-                             f"got {len(colors)}")
+    from ..plots.style import model_colors_for
+
+    colors = model_colors_for(model_colors, models)
     bars = (ax if ax is not None else fig.axes[-1]).containers[-1]
     for patch, colour in zip(bars.patches, colors, strict=True):
         patch.set_facecolor(colour)

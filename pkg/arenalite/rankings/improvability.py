@@ -105,13 +105,17 @@ class ImprovabilityResult(Result):
         self.per_dataset = per_dataset
 
     def plot(self, ax: Any = None, figsize: tuple[float, float] | None = None,
-             title: str | None = None) -> Any:
+             title: str | None = None, model_colors: Any = None) -> Any:
+        """Bars, best (lowest) first; ``model_colors`` in table order or by name."""
         from ..plots.bars import ranking_bars
+        from .aggregate import recolor_bars
 
         kind = "Normalized improvability" if self.params.get("normalized") else "Improvability"
-        return ranking_bars(self.table, "improvability", ax=ax, figsize=figsize,
-                            title=title or f"{kind} (lower is better)",
-                            xlabel=f"{kind.lower()} (%), mean over datasets")
+        fig = ranking_bars(self.table, "improvability", ax=ax, figsize=figsize,
+                           title=title or f"{kind} (lower is better)",
+                           xlabel=f"{kind.lower()} (%), mean over datasets")
+        recolor_bars(fig, ax, model_colors, list(self.table["model"]))
+        return fig
 
 
 def _check_errors(err: np.ndarray, raw: np.ndarray, rows: list[str], datasets: list[str],

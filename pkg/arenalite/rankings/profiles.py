@@ -78,10 +78,12 @@ class ProfileResult(Result):
         self._benchmark = benchmark
 
     def plot(self, ax: Any = None, figsize: tuple[float, float] | None = None,
-             title: str | None = None) -> Any:
+             title: str | None = None, model_colors: Any = None) -> Any:
+        """Step plot on log10 τ; ``model_colors`` a {model: colour} dict or a list in AUP order."""
         from ..plots.profiles import profile_plot
 
-        return profile_plot(self.taus, self.rho, self.aup, ax=ax, figsize=figsize, title=title)
+        return profile_plot(self.taus, self.rho, self.aup, ax=ax, figsize=figsize, title=title,
+                            model_colors=model_colors)
 
     def stability(self, methods: Any = None) -> pd.DataFrame:
         """Drop the top model by AUP; per method, did the order of the others change?
