@@ -138,3 +138,13 @@ def test_bad_input() -> None:
         rank_matrix(np.array([[1.0, 2.0, 3.0], [1.0, 2.0, np.nan]]))
     with pytest.raises(ValueError, match="at least 2 models"):
         nemenyi_q(1)
+
+
+@pytest.mark.parametrize("alpha, table", [
+    (0.05, [1.960, 2.343, 2.569, 2.728, 2.850, 2.949, 3.031, 3.102, 3.164]),
+    (0.10, [1.645, 2.052, 2.291, 2.459, 2.589, 2.693, 2.780, 2.855, 2.920]),
+])
+def test_nemenyi_q_matches_demsar_table_5a(alpha: float, table: list[float]) -> None:
+    """Demšar (2006) Table 5(a): studentized range at df = ∞ divided by √2, k = 2 … 10."""
+    got = [nemenyi_q(k, alpha) for k in range(2, 11)]
+    np.testing.assert_allclose(got, table, atol=1e-3)  # the table truncates to 3 decimals

@@ -235,6 +235,10 @@ def test_average_ranks_match_scipy():
         (lambda: M.crps_gaussian([0], [np.nan], [1]), ValueError, r"mean must be finite"),
         (lambda: M.accuracy([0, 1], [0, None]), ValueError, r"y_pred has a missing value"),
         (lambda: M.rmse("abc", [1]), TypeError, r"y_true must be array-like, got str"),
+        (lambda: M.accuracy(["a", "b"], [0, 1]), TypeError,
+         r"same kind, got non-numeric y_true and numeric y_pred \(e.g. 'a' at position 0\)"),
+        (lambda: M.balanced_accuracy([0, 1], ["a", "b"]), TypeError,
+         r"numeric y_true and non-numeric y_pred"),
     ],
 )
 def test_bad_input_raises_clear_errors(call, exc, pattern):

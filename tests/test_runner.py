@@ -134,3 +134,19 @@ def test_bad_input(small):
         run(iris, {"iris": {**splits["iris"], "excluded_columns": ["colour"]}}, MODELS)
     with pytest.raises(ValueError, match="single fold"):
         summarize(run(iris, {"iris": splits["iris"]}, MODELS[:1], progress=False).iloc[:1])
+
+
+def test_excluded_leakage_columns_are_dropped_from_the_features(small):
+    """A leaked label column scores like the data without it once the split excludes it."""
+    data, splits = small
+    ds = data["iris"]
+    leaky = D.Dataset("iris", np.column_stack([ds.X, ds.y.astype(float)]), ds.y, ds.task,
+                      ds.n_classes, (*ds.feature_names, "leak"))
+    model = [{"name": "knn", "k": 5}]
+    clean = run({"iris": ds}, {"iris": splits["iris"]}, model, progress=False)
+    excluded = run({"iris": leaky}, {"iris": {**splits["iris"], "excluded_columns": ["leak"]}},
+                   model, progress=False)
+    leaked = run({"iris": leaky}, {"iris": splits["iris"]}, model, progress=False)
+    np.testing.assert_array_equal(excluded["score"], clean["score"])
+    assert (excluded[["n_train", "n_test"]] == clean[["n_train", "n_test"]]).all().all()
+    assert not np.array_equal(leaked["score"], clean["score"])

@@ -218,19 +218,34 @@ def _ap_core(y: np.ndarray, score: np.ndarray, n_pos: int) -> float:
 # ----------------------------------------------------------------------------- metrics
 
 
-def accuracy(y_true: Any, y_pred: Any) -> float:
-    """Share of predicted labels equal to the true labels."""
+def _label_pair(y_true: Any, y_pred: Any) -> tuple[np.ndarray, np.ndarray]:
+    """True and predicted labels of the same length and kind (both numeric or both not).
+
+    Comparing text labels with numbers would make every prediction silently wrong.
+    """
     t = _labels(y_true, "y_true")
     p = _labels(y_pred, "y_pred")
     _same_length(t, p, "y_true", "y_pred")
+    if (t.dtype.kind == "f") != (p.dtype.kind == "f"):
+        which = 0 if t.dtype.kind != "f" else 1
+        raise TypeError(
+            f"y_true and y_pred must hold labels of the same kind, got "
+            f"{'numeric' if t.dtype.kind == 'f' else 'non-numeric'} y_true and "
+            f"{'numeric' if p.dtype.kind == 'f' else 'non-numeric'} y_pred "
+            f"(e.g. {(t, p)[which][:1].tolist()[0]!r} at position 0)"
+        )
+    return t, p
+
+
+def accuracy(y_true: Any, y_pred: Any) -> float:
+    """Share of predicted labels equal to the true labels."""
+    t, p = _label_pair(y_true, y_pred)
     return float(np.mean(t == p))
 
 
 def balanced_accuracy(y_true: Any, y_pred: Any) -> float:
     """Mean recall over the classes present in ``y_true`` (robust to class imbalance)."""
-    t = _labels(y_true, "y_true")
-    p = _labels(y_pred, "y_pred")
-    _same_length(t, p, "y_true", "y_pred")
+    t, p = _label_pair(y_true, y_pred)
     _, inverse = np.unique(t, return_inverse=True)
     hits = np.bincount(inverse, weights=(t == p).astype(np.float64))
     return float(np.mean(hits / np.bincount(inverse)))

@@ -18,7 +18,8 @@ Datasets with different metrics are never pooled: raw differences of accuracy an
 RMSE are not on one scale, so each metric is its own test (one table row per
 candidate and metric). ``margin`` is then a ``{metric: margin}`` dict; a single
 number is applied to every metric (with a warning when there are several).
-Default margins exist for accuracy, R² and ROC AUC (0.01) and Brier (0.005).
+Default margins exist for accuracy, R² and ROC AUC (0.01; also 1 − AUC, on the error
+itself) and Brier (0.005). A dataset exactly at the margin is a zero difference.
 Each candidate is its own decision: no multiplicity correction across candidates.
 """
 
