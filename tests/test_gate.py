@@ -221,3 +221,16 @@ def test_default_margins_cover_registry_aliases() -> None:
         # 1-auc and Brier are errors: a higher value is worse for the candidate
         worse = arenalite.get_metric(metric).direction == "min"
         assert row.median_difference == pytest.approx(-0.001 if worse else 0.001)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(6, 40), low=st.floats(0, 0.02),
+       extra=st.floats(0, 0.02))
+def test_a_wider_margin_never_raises_the_noninferiority_p_value(seed: int, n: int, low: float,
+                                                                 extra: float) -> None:
+    """W+ counts the positive Walsh averages of d + margin, which only grow with the margin."""
+    d = np.random.default_rng(seed).normal(-0.01, 0.02, n)
+    narrow, wide = gate_test(d, low), gate_test(d, low + extra)
+    assert wide["p_noninferiority"] <= narrow["p_noninferiority"] + 1e-12
+    assert narrow["p_two_sided"] == wide["p_two_sided"]
+    assert not (narrow["passed"] and not wide["passed"])
