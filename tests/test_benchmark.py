@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -96,3 +97,44 @@ def test_group_needs_two_conditions(bench):
         BenchmarkGroup({"only": bench}, "cond")
     with pytest.raises(TypeError, match="must map to a Benchmark"):
         BenchmarkGroup({"a": bench, "b": "not a benchmark"}, "cond")
+
+
+# ---- SPEC §2 table contract: every method's .table columns, in SPEC's order -------------
+@pytest.mark.parametrize("method, kwargs, columns, sort", [
+    ("aggregate_ranking", {}, ["model", "score"], ("score", False)),
+    ("iqm_ranking", {"n_bootstrap": 30, "random_state": 0},
+     ["model", "IQM", "CI_low", "CI_high"], ("IQM", False)),
+    ("elo_ranking", {"n_bootstrap": 30, "random_state": 0},
+     ["model", "ELO", "CI_low", "CI_high"], ("ELO", False)),
+    ("improvability_ranking", {}, ["model", "improvability"], ("improvability", True)),
+    ("performance_profiles", {}, ["tau", "model", "fraction_within_tau"], None),
+    ("bayesian_comparison", {"random_state": 0},
+     ["model_a", "model_b", "p_a_better", "p_equiv", "p_b_better"], None),
+    ("frequentist_comparison", {}, ["model_a", "model_b", "rank_diff", "p_value", "significant"],
+     None),
+    ("frequentist_comparison", {"reference": "A"},
+     ["model_a", "model_b", "w_statistic", "p_value", "p_adjusted", "significant"], None),
+    ("compare_rankings", {}, ["model", "aggregate", "elo", "improvability", "rank_spread"], None),
+])
+@pytest.mark.filterwarnings("ignore:the Bradley-Terry MLE is infinite")
+def test_every_table_has_specs_columns_in_order(seeded, method, kwargs, columns, sort):
+    from matplotlib.figure import Figure
+
+    result = getattr(load_df(seeded, seed="seed", **FIXED), method)(**kwargs)
+    assert list(result.table.columns) == columns
+    assert result.table.notna().all().all()  # nothing returned as NaN
+    assert list(result.table.index) == list(range(len(result.table)))
+    if sort is not None:
+        values = result.table[sort[0]].to_numpy()
+        assert (np.diff(values) >= 0).all() if sort[1] else (np.diff(values) <= 0).all()
+    assert isinstance(result.plot(figsize=(4, 3), title="t"), Figure)
+
+
+def test_result_parameters_read_as_attributes(bench):
+    result = bench.bayesian_comparison(rope=0.02, reference="Steady", random_state=0)
+    assert (result.reference, result.rope, result.random_state) == ("Steady", 0.02, 0)
+    freq = bench.frequentist_comparison(alpha=0.1)
+    assert freq.alpha == 0.1 and freq.reference is None
+    assert freq.friedman_p_value == freq.friedman_p
+    with pytest.raises(AttributeError, match="no attribute 'not_a_parameter'"):
+        _ = result.not_a_parameter

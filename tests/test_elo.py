@@ -3,6 +3,7 @@ invariants, bad input, and hypothesis properties (permutation, monotonicity, fin
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import matplotlib
@@ -186,6 +187,7 @@ def test_models_meet_only_on_shared_seed_labels():
     messages = [str(w.message) for w in caught]
     assert any("share few or no seed labels in dataset(s) ['D0']" in m for m in messages)
     assert any("infinite" in m for m in messages)  # A won the only battle
+    assert {w.filename for w in caught} == {__file__}  # both point at the caller's line
 
 
 def test_no_shared_seed_at_all_gives_finite_ratings():
@@ -420,3 +422,44 @@ def test_ratings_always_finite(grid, seed):
     values = res.table[["ELO", "CI_low", "CI_high"]].to_numpy()
     assert np.isfinite(values).all()
     assert (res.table["CI_low"] <= res.table["CI_high"]).all()
+
+
+# ---- SPEC §3 extras: win-rate matrix order, record format, argument checks ---------------
+RECORD = re.compile(r"^(\d+)–(\d+)(?:–(\d+))? \((\d+\.\d) %\)$")
+
+
+@settings(max_examples=30, deadline=None,
+          suppress_health_check=[HealthCheck.filter_too_much])
+@given(grid=st.lists(st.lists(st.sampled_from([0.1, 0.3, 0.5, 0.7, 0.9]), min_size=4,
+                              max_size=4), min_size=2, max_size=5),
+       tie=st.sampled_from([None, 0.2]))
+def test_winrate_sorted_by_mean_and_records_formatted(grid, tie):
+    scores = {f"M{i}": row for i, row in enumerate(grid)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = load(frame(scores)).elo_ranking(n_bootstrap=0, tie_threshold=tie)
+    wr = res.winrate_matrix
+    assert list(wr.index) == list(wr.columns) and sorted(wr.index) == sorted(scores)
+    means = np.nanmean(wr.to_numpy(), axis=1)
+    assert (np.diff(means) <= 1e-12).all()
+    off = ~np.eye(len(wr), dtype=bool)
+    assert np.allclose((wr.to_numpy() + wr.to_numpy().T)[off], 1.0)  # ties count ½ each
+    for row in res.record.itertuples():
+        match = RECORD.match(row.record)
+        assert match, row.record
+        wins, losses = int(match[1]), int(match[2])
+        ties = int(match[3] or 0)
+        assert (wins, losses, ties) == (row.wins, row.losses, row.ties)
+        assert float(match[4]) == pytest.approx(round(100 * row.win_share, 1))
+        assert match[3] is None or ties > 0
+
+
+def test_record_spec_example_format():
+    share = np.array([135 / 190])
+    text = E._format_record(np.array([135]), np.array([55]), np.array([0]), share)
+    assert text == ["135–55 (71.1 %)"]
+
+
+def test_bad_random_state_names_it(four_models):
+    with pytest.raises(TypeError, match="random_state"):
+        load(four_models).elo_ranking(n_bootstrap=5, random_state="seed")

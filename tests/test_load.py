@@ -317,6 +317,18 @@ def test_metric_type_bounds_model_name_high_for_lower_is_better():
     assert bench._norm_low["d"] == 8.0 and bench._norm_high["d"] == 0.0
 
 
+def test_metric_type_bounds_listing_overrides_and_absent_metrics_are_ignored():
+    # configuration guide: {"rmse": ..., "mae": ...} where only some of them occur
+    df = small(metric=["rmse"] * 4, score=[1.0, 2.0, 3.0, 4.0])
+    bench = load_df(df, metric_type_bounds={"RMSE": (0.0, 5.0), "mae": (0.0, 12.5)})
+    assert bench.scores_.loc["A", "d1"] == pytest.approx(0.8)
+    narrowed = load_df(small(), metric_type_bounds={"accuracy": (0.5, 1.0)})
+    assert narrowed.scores_.loc["B", "d2"] == pytest.approx(0.2)
+    with pytest.raises(ValueError, match=r"metric_type_bounds\['rmse'\] high for dataset "
+                                         r"'d1' must be finite, got inf"):
+        load_df(df, metric_type_bounds={"rmse": (0.0, float("inf"))})
+
+
 def test_metric_type_bounds_unknown_model_name():
     df = small(metric=["rmse"] * 4, score=[1.0, 2.0, 3.0, 4.0])
     with pytest.raises(ValueError, match="reference model 'Dummy' not found in score matrix"):

@@ -163,3 +163,27 @@ def test_api_monotone_and_permutation_invariant(grid, bump, who):
     before = P.evaluate_profile(base.taus, base.rho[f"M{who}"].to_numpy()[None], taus)[0]
     after = P.evaluate_profile(bumped.taus, bumped.rho[f"M{who}"].to_numpy()[None], taus)[0]
     assert (after >= before - 1e-12).all()
+
+
+@settings(max_examples=40, deadline=None)
+@given(grid=st.lists(st.lists(st.sampled_from([0.1, 0.25, 0.4, 0.5, 0.8, 1.0, 2.5]),
+                              min_size=3, max_size=3), min_size=1, max_size=4),
+       higher=st.lists(st.booleans(), min_size=3, max_size=3))
+def test_exact_step_function_and_aup_against_brute_force(grid, higher):
+    """SPEC §3: ρ_i(τ) = share of datasets with r_ij ≤ τ at every observed ratio and τ = 1;
+    AUP = Σ_k (log10 τ_{k+1} − log10 τ_k) · ρ_i(τ_k) up to the largest ratio."""
+    raw = np.array(grid)
+    better = np.array(higher)
+    ratios = np.array([[max(raw[:, j]) / raw[i, j] if better[j] else raw[i, j] / min(raw[:, j])
+                        for j in range(3)] for i in range(len(raw))])
+    taus, rho = P.profile_steps(P.performance_ratios(raw, better))
+    assert np.allclose(np.sort(np.unique(np.append(ratios, 1.0))), taus)
+    assert taus[0] == 1.0
+    for k, tau in enumerate(taus):
+        assert np.allclose(rho[:, k], (ratios <= tau * (1 + 1e-12)).mean(axis=1))
+    aup = P.area_under_profile(taus, rho)
+    by_hand = [sum((np.log10(taus[k + 1]) - np.log10(taus[k])) * rho[i, k]
+                   for k in range(len(taus) - 1)) for i in range(len(raw))]
+    assert np.allclose(aup, by_hand)
+    between = (taus[:-1] + taus[1:]) / 2  # no other jumps: constant between breakpoints
+    assert np.allclose(P.evaluate_profile(taus, rho, between), rho[:, :-1])

@@ -39,6 +39,7 @@ import pandas as pd
 
 from ..progress import Progress
 from ..results import Result
+from .iqm import make_rng
 
 if TYPE_CHECKING:
     from ..benchmark import Benchmark
@@ -510,7 +511,7 @@ def _warn_few_shared_seeds(scores: np.ndarray, codes: np.ndarray, pairs: np.ndar
         warnings.warn(f"models share few or no seed labels in dataset(s) {names!r}: battles are "
                       "only played on a common seed label, so pairs sharing under half of a "
                       "dataset's seed labels weigh less and pairs sharing none contribute nothing",
-                      UserWarning, stacklevel=3)
+                      UserWarning, stacklevel=4)
 
 
 def elo_ranking(
@@ -535,7 +536,7 @@ def elo_ranking(
     if calibration_model is not None and calibration_model not in models:
         raise ValueError(f"calibration_model {calibration_model!r} not found in score matrix; "
                          f"models are {models!r}")
-    rng = np.random.default_rng(random_state)
+    rng = make_rng(random_state)
 
     scores, codes, seeds = match_days(benchmark)
     points, pairs = battle_points(scores, threshold)
