@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from itertools import combinations
 
 import numpy as np
 import pandas as pd
@@ -43,10 +44,11 @@ def test_all_pairs_on_demsar(demsar: arenalite.Benchmark) -> None:
     # Demšar: at α = 0.05 no pair differs (largest gap 1.18 < CD 1.25); one clique of all four.
     assert not result.table["significant"].any()
     assert result.cliques == [["C4.5+m+cf", "C4.5+m", "C4.5+cf", "C4.5"]]
-    # model_a is the better-ranked model, rank_diff its absolute gap
-    first = result.table.iloc[0]
-    assert (first.model_a, first.model_b) == ("C4.5+m+cf", "C4.5+m")
-    assert first.rank_diff == pytest.approx(0.5 / 14)
+    # pairs in the Benchmark's model order (as bayesian_comparison), rank_diff absolute
+    assert list(zip(result.table.model_a, result.table.model_b, strict=True)) == \
+        list(combinations(demsar.models_, 2))
+    row = result.table.set_index(["model_a", "model_b"]).loc[("C4.5+m", "C4.5+m+cf")]
+    assert row.rank_diff == pytest.approx(0.5 / 14)
 
 
 def test_significance_agrees_with_critical_difference() -> None:
@@ -66,14 +68,14 @@ def test_reference_mode_equals_scipy_with_holm(demsar: arenalite.Benchmark) -> N
     table = result.table
     assert list(table.columns) == ["model_a", "model_b", "w_statistic", "p_value", "p_adjusted",
                                    "significant"]
-    assert set(table["model_a"]) == set(NAMES) - {"C4.5"}
-    assert (table["model_b"] == "C4.5").all()
+    assert set(table["model_b"]) == set(NAMES) - {"C4.5"}
+    assert (table["model_a"] == "C4.5").all()
     scores = demsar.scores_
     expected_p = []
     for row in table.itertuples():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            ref = stats.wilcoxon(scores.loc[row.model_a], scores.loc["C4.5"])
+            ref = stats.wilcoxon(scores.loc[row.model_b], scores.loc["C4.5"])
         assert row.w_statistic == pytest.approx(ref.statistic)
         assert row.p_value == pytest.approx(ref.pvalue, rel=1e-9)
         expected_p.append(ref.pvalue)
@@ -115,3 +117,22 @@ def test_cd_diagram_twenty_long_names() -> None:
     ax = other.add_subplot()
     assert result.plot(ax=ax, title="mine") is other
     assert ax.get_title() == "mine"
+
+
+def test_reference_mode_plots_adjusted_p_values(demsar: arenalite.Benchmark) -> None:
+    result = demsar.frequentist_comparison(reference="C4.5")
+    fig = result.plot()
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log"
+    assert len(ax.patches) == 3
+    assert {t.get_text() for t in ax.get_yticklabels()} == set(NAMES) - {"C4.5"}
+    assert ax.get_title().startswith("Wilcoxon + Holm against C4.5")
+
+
+def test_non_significant_friedman_warns() -> None:
+    rng = np.random.default_rng(0)
+    matrix = rng.normal(0.7, 0.05, size=(8, 4))  # no real differences
+    bench = _bench(matrix, ["a", "b", "c", "d"], metric="accuracy")
+    with pytest.warns(UserWarning, match="Friedman test does not reject"):
+        result = bench.frequentist_comparison()
+    assert result.friedman_p_value == result.friedman_p >= 0.05

@@ -76,7 +76,7 @@ def brute_knn(X, y, Xt, k, n_classes):
     Xs, Xts = (X - mean) / std, (Xt - mean) / std
     out = []
     for q in Xts:
-        dist = [(float(np.sum((q - row) ** 2)), j) for j, row in enumerate(Xs)]
+        dist = [(round(float(np.sum((q - row) ** 2)), 9), j) for j, row in enumerate(Xs)]
         nearest = [j for _, j in sorted(dist)[:min(k, len(X))]]
         if n_classes is None:
             out.append(np.mean([y[j] for j in nearest]))

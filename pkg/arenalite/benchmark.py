@@ -166,9 +166,7 @@ class Benchmark:
     def frequentist_comparison(self, reference: str | None = None, alpha: float = 0.05) -> Result:
         from .stats.frequentist import frequentist_comparison
 
-        result = frequentist_comparison(self, reference=reference, alpha=alpha)
-        result.friedman_p_value = result.friedman_p  # evaluma's name for the Friedman p-value
-        return result
+        return frequentist_comparison(self, reference=reference, alpha=alpha)
 
     def bayesian_comparison(
         self,

@@ -8,6 +8,7 @@ scores with each dataset's direction applied.
 
 from __future__ import annotations
 
+import warnings
 from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
@@ -26,11 +27,12 @@ if TYPE_CHECKING:
 class FrequentistResult(Result):
     """Friedman/Nemenyi (and, with a reference, Wilcoxon/Holm) results.
 
-    Attributes: ``friedman_statistic`` (tie-corrected χ²_F), ``friedman_p``,
-    ``iman_davenport_f`` and ``iman_davenport_p`` (F_F form), ``avg_ranks``
-    (Series, best first), ``cd`` (Nemenyi critical difference at ``alpha``),
-    ``nemenyi_p`` (model × model DataFrame), ``cliques`` (lists of models whose
-    average ranks do not differ significantly).
+    Attributes: ``friedman_statistic`` (tie-corrected χ²_F), ``friedman_p`` (also
+    ``friedman_p_value``, evaluma's name), ``iman_davenport_f`` and
+    ``iman_davenport_p`` (F_F form), ``avg_ranks`` (Series, best first), ``cd``
+    (Nemenyi critical difference at ``alpha``), ``nemenyi_p`` (model × model
+    DataFrame), ``cliques`` (lists of models whose average ranks do not differ
+    significantly).
     """
 
     method = "frequentist"
@@ -42,6 +44,7 @@ class FrequentistResult(Result):
         super().__init__(table, **params)
         self.friedman_statistic = friedman_statistic
         self.friedman_p = friedman_p
+        self.friedman_p_value = friedman_p
         self.iman_davenport_f = iman_davenport_f
         self.iman_davenport_p = iman_davenport_p
         self.avg_ranks = avg_ranks
@@ -52,11 +55,21 @@ class FrequentistResult(Result):
 
     def plot(self, ax: Any = None, figsize: tuple[float, float] | None = None,
              title: str | None = None) -> Any:
-        """Critical-difference diagram: average ranks, CD bar, cliques as thick bars."""
+        """All pairs: the critical-difference diagram (average ranks, CD bar, cliques as
+        thick bars). Reference mode: Holm-adjusted p-value of each model against the
+        reference, with the α line."""
+        alpha = self.params["alpha"]
+        if self.params.get("reference") is not None:
+            from ..plots.pvalues import pvalue_bars
+
+            return pvalue_bars(self.table["model_b"], self.table["p_adjusted"], alpha,
+                               ax=ax, figsize=figsize,
+                               title=title or (f"Wilcoxon + Holm against "
+                                               f"{self.params['reference']}, α = {alpha:g}"))
         from ..plots.cd_diagram import cd_diagram
 
         if title is None:
-            title = (f"Critical difference (Nemenyi, α = {self.params['alpha']:g}, "
+            title = (f"Critical difference (Nemenyi, α = {alpha:g}, "
                      f"N = {self.n_datasets} datasets; Friedman p = {self.friedman_p:.3g})")
         return cd_diagram(self.avg_ranks, self.cd, self.cliques, ax=ax, figsize=figsize,
                           title=title)
@@ -66,11 +79,14 @@ def frequentist_comparison(benchmark: Benchmark, reference: str | None = None,
                            alpha: float = 0.05) -> FrequentistResult:
     """Friedman test with Nemenyi all-pairs comparisons, or Wilcoxon + Holm against ``reference``.
 
-    All pairs: one row per model pair (model_a ranked better), ``rank_diff`` the
-    absolute difference of average ranks, ``p_value`` Nemenyi's, ``significant``
-    when p < alpha (equivalently rank_diff > cd). With ``reference``: a two-sided
-    Wilcoxon signed-rank test of every other model against it on the per-dataset
-    normalized scores, Holm-adjusted; ``w_statistic`` = min(W+, W−).
+    All pairs: one row per model pair in the Benchmark's model order (the order of
+    ``bayesian_comparison``, so the two tables merge on model_a, model_b), ``rank_diff``
+    the absolute difference of average ranks, ``p_value`` Nemenyi's, ``significant``
+    when p < alpha (equivalently rank_diff > cd). With ``reference``: model_a is the
+    reference and model_b each other model, tested by a two-sided Wilcoxon signed-rank
+    test on the per-dataset normalized scores, Holm-adjusted; ``w_statistic`` =
+    min(W+, W−). A Friedman p-value not below alpha is reported with a warning: the
+    post-hoc tests then lack the omnibus test's support.
     """
     alpha = check_alpha(alpha)
     check_shape(benchmark, "frequentist_comparison")
@@ -81,6 +97,11 @@ def frequentist_comparison(benchmark: Benchmark, reference: str | None = None,
     values = scores.to_numpy(dtype=float).T  # datasets × models
     stats = friedman_test(rank_matrix(values))
     n, k = stats.n_datasets, stats.n_models
+    if not stats.p_value < alpha:
+        warnings.warn(f"the Friedman test does not reject equal performance (p = "
+                      f"{stats.p_value:.3g} >= alpha = {alpha:g}): the post-hoc comparisons "
+                      "are reported, but the omnibus test does not support any difference",
+                      UserWarning, stacklevel=3)
     p_matrix = nemenyi_pvalues(stats.avg_ranks, n)
     cd = critical_difference(k, n, alpha)
     order = np.argsort(stats.avg_ranks, kind="stable")
@@ -91,7 +112,7 @@ def frequentist_comparison(benchmark: Benchmark, reference: str | None = None,
               for a, b in cliques(stats.avg_ranks, p_matrix < alpha)]
 
     if reference is None:
-        table = _all_pairs_table(models, order, stats.avg_ranks, p_matrix, alpha)
+        table = _all_pairs_table(models, stats.avg_ranks, p_matrix, alpha)
     else:
         table = _reference_table(values, models, reference, alpha)
     return FrequentistResult(
@@ -104,9 +125,9 @@ def frequentist_comparison(benchmark: Benchmark, reference: str | None = None,
     )
 
 
-def _all_pairs_table(models: list[str], order: np.ndarray, avg_ranks: np.ndarray,
-                     p_matrix: np.ndarray, alpha: float) -> pd.DataFrame:
-    pairs = np.array(list(combinations(order, 2)), dtype=int).reshape(-1, 2)
+def _all_pairs_table(models: list[str], avg_ranks: np.ndarray, p_matrix: np.ndarray,
+                     alpha: float) -> pd.DataFrame:
+    pairs = np.array(list(combinations(range(len(models)), 2)), dtype=int).reshape(-1, 2)
     a, b = pairs[:, 0], pairs[:, 1]
     p = p_matrix[a, b]
     return pd.DataFrame({
@@ -126,8 +147,8 @@ def _reference_table(values: np.ndarray, models: list[str], reference: str,
     p = np.array([t.p_value for t in tests])
     adjusted = holm(p)
     return pd.DataFrame({
-        "model_a": [models[i] for i in others],
-        "model_b": reference,
+        "model_a": reference,
+        "model_b": [models[i] for i in others],
         "w_statistic": [t.statistic for t in tests],
         "p_value": p,
         "p_adjusted": adjusted,
