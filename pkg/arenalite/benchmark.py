@@ -49,14 +49,9 @@ class Benchmark:
         self.has_seeds = has_seeds
         self._norm_low = norm_low
         self._norm_high = norm_high
-        self.scores_ = self._long.pivot_table(index="model", columns="dataset", values="norm",
-                                              aggfunc="mean", sort=True, observed=True)
-        self._raw = self._long.pivot_table(index="model", columns="dataset", values="score",
-                                           aggfunc="mean", sort=True, observed=True)
-        self.scores_.index.name = "model"
-        self._raw.index.name = "model"
-        self.scores_.columns.name = "dataset"
-        self._raw.columns.name = "dataset"
+        means = self._long.groupby(["model", "dataset"], sort=True)[["norm", "score"]].mean()
+        self.scores_ = means["norm"].unstack("dataset")
+        self._raw = means["score"].unstack("dataset")
 
     @property
     def models_(self) -> list[str]:

@@ -253,9 +253,13 @@ def _directions(
 
 
 def _complete(long: pd.DataFrame, drop_incomplete: bool) -> pd.DataFrame:
-    present = pd.crosstab(long["model"], long["dataset"]) > 0
-    if present.to_numpy().all():
+    models, model_codes = np.unique(long["model"].to_numpy(dtype=str), return_inverse=True)
+    datasets, dataset_codes = np.unique(long["dataset"].to_numpy(dtype=str), return_inverse=True)
+    cells = np.zeros((models.size, datasets.size), dtype=bool)
+    cells[model_codes, dataset_codes] = True
+    if cells.all():
         return long
+    present = pd.DataFrame(cells, index=models, columns=datasets)
     rows, cols = np.nonzero(~present.to_numpy())
     names = [(present.index[m], present.columns[d]) for m, d in zip(rows, cols, strict=True)]
     if not drop_incomplete:
