@@ -75,7 +75,7 @@ def test_friedman_equals_scipy_with_ties(seed: int, n: int, k: int, levels: int)
 
 
 def test_nemenyi_equals_scikit_posthocs() -> None:
-    sp = pytest.importorskip("scikit_posthocs")
+    import scikit_posthocs as sp
     rng = np.random.default_rng(7)
     for data in (DEMSAR, rng.normal(size=(19, 6)) + np.arange(6) * 0.3,
                  rng.integers(0, 4, size=(12, 5)).astype(float)):

@@ -91,7 +91,7 @@ def test_summarize(serial):
 
 
 def test_process_pool_and_dask_give_identical_scores(serial, small):
-    distributed = pytest.importorskip("distributed")
+    import distributed
     with ProcessPoolExecutor(max_workers=2) as pool:
         pooled = run(*small, MODELS, executor=pool, progress=False)
     with distributed.Client(processes=False, n_workers=1, threads_per_worker=2,
