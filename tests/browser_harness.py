@@ -95,10 +95,8 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
 
 
 @contextmanager
-def static_server(mounts: Mapping[str, Path]) -> Iterator[str]:
-    """Serve ``{url_prefix: directory}`` on 127.0.0.1 (free port); yields the base URL."""
-    handler = functools.partial(_Handler, mounts=dict(mounts))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+def serving(server: http.server.HTTPServer) -> Iterator[str]:
+    """Run ``server`` (bound to 127.0.0.1) in a thread; yields its base URL, then stops it."""
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -106,6 +104,14 @@ def static_server(mounts: Mapping[str, Path]) -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+@contextmanager
+def static_server(mounts: Mapping[str, Path]) -> Iterator[str]:
+    """Serve ``{url_prefix: directory}`` on 127.0.0.1 (free port); yields the base URL."""
+    handler = functools.partial(_Handler, mounts=dict(mounts))
+    with serving(http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)) as url:
+        yield url
 
 
 def default_mounts(extra: Mapping[str, Path] | None = None) -> dict[str, Path]:

@@ -16,7 +16,6 @@ import importlib.util
 import json
 import subprocess
 import sys
-import threading
 import time
 import urllib.parse
 import urllib.request
@@ -232,14 +231,10 @@ def test_site_has_notebooks_report_and_bridge(site: tuple[Path, str]) -> None:
 @pytest.fixture(scope="session")
 def served(site: tuple[Path, str]) -> Iterator[str]:
     """The built site on 127.0.0.1 through build.py's own server (a free port)."""
-    server = build.make_server(site[0], 0, quiet=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    from browser_harness import serving
+
+    with serving(build.make_server(site[0], 0, quiet=True)) as url:
+        yield url
 
 
 @pytest.mark.browser
