@@ -31,11 +31,12 @@ run_pytest() {  # run_pytest VENV ARGS...; exit 5 (no tests collected) is a fail
 }
 
 step "venv on Pyodide's pins ($(grep -v '^#' ci/pyodide-pins.txt | tr '\n' ' '))"
-make_venv .venv-pins -r ci/pyodide-pins.txt -e ".[test,site]" -c ci/pyodide-pins.txt && .venv-pins/bin/python build.py fetch
+make_venv .venv-pins -r ci/pyodide-pins.txt -e ".[test,site]" -c ci/pyodide-pins.txt
+.venv-pins/bin/python build.py fetch
 .venv-pins/bin/python -c "import numpy, pandas, matplotlib, scipy; print('numpy', numpy.__version__, 'pandas', pandas.__version__, 'matplotlib', matplotlib.__version__, 'scipy', scipy.__version__)"
 
 step "ruff"
-.venv-pins/bin/ruff check pkg tests bench build.py
+.venv-pins/bin/ruff check pkg tests bench scripts build.py
 
 step "npm packages of the bridge"
 if [ -f webgpu_bridge/package.json ]; then
