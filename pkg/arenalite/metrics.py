@@ -68,11 +68,15 @@ def _check_1d(arr: np.ndarray, name: str) -> None:
         raise ValueError(f"{name} is empty")
 
 
+def _reject(bad: np.ndarray, message: Callable[[int], str]) -> None:
+    """Raise ``ValueError(message(i))`` with ``i`` the first position where ``bad`` holds."""
+    if bad.any():
+        raise ValueError(message(int(np.argmax(bad))))
+
+
 def _first_missing(arr: np.ndarray, name: str) -> None:
-    missing = np.asarray(pd.isna(arr), dtype=bool)
-    if missing.any():
-        i = int(np.argmax(missing))
-        raise ValueError(f"{name} has a missing value ({arr[i]!r}) at position {i}")
+    _reject(np.asarray(pd.isna(arr), dtype=bool),
+            lambda i: f"{name} has a missing value ({arr[i]!r}) at position {i}")
 
 
 def numeric_1d(values: Any, name: str) -> np.ndarray:
@@ -89,20 +93,15 @@ def numeric_1d(values: Any, name: str) -> np.ndarray:
                 raise TypeError(f"{name} must be numeric; found {v!r} at position {i}")
         raise TypeError(f"{name} must be numeric, got dtype {arr.dtype}")
     out = arr.astype(np.float64)
-    bad = ~np.isfinite(out)
-    if bad.any():
-        i = int(np.argmax(bad))
-        raise ValueError(f"{name} must be finite; found {out[i]} at position {i}")
+    _reject(~np.isfinite(out), lambda i: f"{name} must be finite; found {out[i]} at position {i}")
     return out
 
 
 def binary_labels(values: Any, name: str = "y_true") -> np.ndarray:
     """Labels in {0, 1} (or booleans) as an int8 vector."""
     arr = numeric_1d(values, name)
-    bad = (arr != 0) & (arr != 1)
-    if bad.any():
-        i = int(np.argmax(bad))
-        raise ValueError(f"{name} must contain only 0/1 labels; found {arr[i]:g} at position {i}")
+    _reject((arr != 0) & (arr != 1),
+            lambda i: f"{name} must contain only 0/1 labels; found {arr[i]:g} at position {i}")
     return arr.astype(np.int8)
 
 
@@ -124,12 +123,8 @@ def _same_length(a: np.ndarray, b: np.ndarray, name_a: str, name_b: str) -> None
 
 def _probabilities(values: Any, name: str) -> np.ndarray:
     arr = numeric_1d(values, name)
-    bad = (arr < 0) | (arr > 1)
-    if bad.any():
-        i = int(np.argmax(bad))
-        raise ValueError(
-            f"{name} must be probabilities in [0, 1]; found {arr[i]:g} at position {i}"
-        )
+    _reject((arr < 0) | (arr > 1),
+            lambda i: f"{name} must be probabilities in [0, 1]; found {arr[i]:g} at position {i}")
     return arr
 
 
@@ -151,24 +146,17 @@ def _probability_matrix(values: Any, name: str, atol: float) -> np.ndarray:
             f"{name} must be finite probabilities in [0, 1]; found {p[r, c]} at row {r}, column {c}"
         )
     sums = p.sum(axis=1)
-    off = np.abs(sums - 1.0) > atol
-    if off.any():
-        r = int(np.argmax(off))
-        raise ValueError(
-            f"rows of {name} must sum to 1 (within {atol:g}); row {r} sums to {sums[r]:.10g}"
-        )
+    _reject(np.abs(sums - 1.0) > atol,
+            lambda r: f"rows of {name} must sum to 1 (within {atol:g}); row {r} sums to "
+                      f"{sums[r]:.10g}")
     return p
 
 
 def _class_labels(values: Any, n_classes: int, name: str) -> np.ndarray:
     arr = numeric_1d(values, name)
-    bad = (arr != np.round(arr)) | (arr < 0) | (arr >= n_classes)
-    if bad.any():
-        i = int(np.argmax(bad))
-        raise ValueError(
-            f"{name} must hold integer class labels 0..{n_classes - 1} (one per probability "
-            f"column); found {arr[i]:g} at position {i}"
-        )
+    _reject((arr != np.round(arr)) | (arr < 0) | (arr >= n_classes),
+            lambda i: f"{name} must hold integer class labels 0..{n_classes - 1} (one per "
+                      f"probability column); found {arr[i]:g} at position {i}")
     return arr.astype(np.intp)
 
 
@@ -359,10 +347,8 @@ def _gaussian_inputs(y_true: Any, mean: Any, std: Any) -> tuple[np.ndarray, np.n
     t, mu = _regression_inputs(y_true, mean, "mean")
     sigma = numeric_1d(std, "std")
     _same_length(t, sigma, "y_true", "std")
-    bad = sigma <= 0
-    if bad.any():
-        i = int(np.argmax(bad))
-        raise ValueError(f"std must be strictly positive; found {sigma[i]:g} at position {i}")
+    _reject(sigma <= 0,
+            lambda i: f"std must be strictly positive; found {sigma[i]:g} at position {i}")
     return t, mu, sigma
 
 
