@@ -15,7 +15,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .metrics import _ap_core, _auc_core, _both_classes, _labels, binary_labels, numeric_1d
+from .metrics import (
+    _ap_core,
+    _auc_core,
+    _both_classes,
+    _labels,
+    _same_length,
+    binary_labels,
+    numeric_1d,
+)
 from .results import Result
 
 GUIDANCE = (
@@ -64,8 +72,7 @@ class MistakeGains(Result):
 def _binary_inputs(y: Any, score: Any) -> tuple[np.ndarray, np.ndarray]:
     labels = binary_labels(y, "y")
     s = numeric_1d(score, "score")
-    if len(labels) != len(s):
-        raise ValueError(f"y and score must have the same length, got {len(labels)} and {len(s)}")
+    _same_length(labels, s, "y", "score")
     return labels, s
 
 
@@ -80,8 +87,7 @@ def subgroup_report(y: Any, score: Any, group: Any) -> SubgroupReport:
     """
     labels, s = _binary_inputs(y, score)
     g = _labels(group, "group")
-    if len(g) != len(labels):
-        raise ValueError(f"y and group must have the same length, got {len(labels)} and {len(g)}")
+    _same_length(labels, g, "y", "group")
     names, inverse = np.unique(g, return_inverse=True)
     if len(names) < 2:
         raise ValueError(f"group must hold at least two subgroups, got only {names.tolist()[0]!r}")
