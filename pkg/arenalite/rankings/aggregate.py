@@ -67,19 +67,6 @@ def ranking_table(models: Sequence[str], values: np.ndarray, column: str,
                              ignore_index=True)
 
 
-def recolor_bars(fig: Any, ax: Any, model_colors: Sequence[str] | dict[str, str] | None,
-                 models: Sequence[str]) -> None:
-    """Give the bars of ``plots.bars.ranking_bars`` per-model colours (table order)."""
-    if model_colors is None:
-        return
-    from ..plots.style import model_colors_for
-
-    colors = model_colors_for(model_colors, models)
-    bars = (ax if ax is not None else fig.axes[-1]).containers[-1]
-    for patch, colour in zip(bars.patches, colors, strict=True):
-        patch.set_facecolor(colour)
-
-
 class AggregateResult(Result):
     """Aggregate ranking: ``.table`` has columns ``model, score`` (descending)."""
 
@@ -92,11 +79,9 @@ class AggregateResult(Result):
         from ..plots.bars import ranking_bars
 
         label = _LABELS[self.params["agg"]]
-        fig = ranking_bars(self.table, "score", ax=ax, figsize=figsize,
-                           title=title or f"{label} of normalized scores",
-                           xlabel=f"{label.lower()} (1 = best)")
-        recolor_bars(fig, ax, model_colors, list(self.table["model"]))
-        return fig
+        return ranking_bars(self.table, "score", ax=ax, figsize=figsize,
+                            title=title or f"{label} of normalized scores",
+                            xlabel=f"{label.lower()} (1 = best)", model_colors=model_colors)
 
 
 def aggregate_ranking(benchmark: Benchmark, agg: str = "trimmed_mean") -> AggregateResult:

@@ -453,13 +453,11 @@ class EloResult(Result):
              title: str | None = None, model_colors: Any = None) -> Any:
         """Bars from 1000 with 95 % whiskers; ``model_colors`` in table order or by name."""
         from ..plots.bars import ranking_bars
-        from .aggregate import recolor_bars
 
-        fig = ranking_bars(self.table, "ELO", ci=("CI_low", "CI_high"), ax=ax, figsize=figsize,
-                           title=title or "Bradley-Terry Elo (95 % bootstrap interval)",
-                           xlabel="Elo rating", reference_line=ELO_BASE)
-        recolor_bars(fig, ax, model_colors, list(self.table["model"]))
-        return fig
+        return ranking_bars(self.table, "ELO", ci=("CI_low", "CI_high"), ax=ax, figsize=figsize,
+                            title=title or "Bradley-Terry Elo (95 % bootstrap interval)",
+                            xlabel="Elo rating", reference_line=ELO_BASE,
+                            model_colors=model_colors)
 
     def plot_winrate(self, ax: Any = None, figsize: tuple[float, float] | None = None,
                      title: str | None = None) -> Any:

@@ -108,14 +108,12 @@ class ImprovabilityResult(Result):
              title: str | None = None, model_colors: Any = None) -> Any:
         """Bars, best (lowest) first; ``model_colors`` in table order or by name."""
         from ..plots.bars import ranking_bars
-        from .aggregate import recolor_bars
 
         kind = "Normalized improvability" if self.params.get("normalized") else "Improvability"
-        fig = ranking_bars(self.table, "improvability", ax=ax, figsize=figsize,
-                           title=title or f"{kind} (lower is better)",
-                           xlabel=f"{kind.lower()} (%), mean over datasets")
-        recolor_bars(fig, ax, model_colors, list(self.table["model"]))
-        return fig
+        return ranking_bars(self.table, "improvability", ax=ax, figsize=figsize,
+                            title=title or f"{kind} (lower is better)",
+                            xlabel=f"{kind.lower()} (%), mean over datasets",
+                            model_colors=model_colors)
 
 
 def _check_errors(err: np.ndarray, raw: np.ndarray, rows: list[str], datasets: list[str],

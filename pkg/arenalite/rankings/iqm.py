@@ -17,7 +17,7 @@ import numpy as np
 
 from ..progress import Progress
 from ..results import Result
-from .aggregate import ranking_table, recolor_bars, trim_mean
+from .aggregate import ranking_table, trim_mean
 
 if TYPE_CHECKING:
     from ..benchmark import Benchmark
@@ -99,11 +99,10 @@ class IQMResult(Result):
         """Horizontal bars with 95 % interval whiskers, best model on top."""
         from ..plots.bars import ranking_bars
 
-        fig = ranking_bars(self.table, "IQM", ci=("CI_low", "CI_high"), ax=ax, figsize=figsize,
-                           title=title or "IQM with 95 % stratified-bootstrap intervals",
-                           xlabel="IQM of normalized scores (1 = best)")
-        recolor_bars(fig, ax, model_colors, list(self.table["model"]))
-        return fig
+        return ranking_bars(self.table, "IQM", ci=("CI_low", "CI_high"), ax=ax, figsize=figsize,
+                            title=title or "IQM with 95 % stratified-bootstrap intervals",
+                            xlabel="IQM of normalized scores (1 = best)",
+                            model_colors=model_colors)
 
 
 def _check_n_bootstrap(n_bootstrap: Any) -> int:
