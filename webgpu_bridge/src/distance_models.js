@@ -1,7 +1,7 @@
 // knn and attention (docs/models.md) on the GPU: distances on standardized features,
 // then top-k + vote (knn) or softmax over all context rows (attention).
 import { columnStats, gpuLabels, standardize, storeBatch, targetStats } from "./data.js";
-import { now, workgroups } from "./engine.js";
+import { batchRows, now, workgroups } from "./engine.js";
 
 const MAX_DIST_VALUES = 1 << 22;
 
@@ -21,21 +21,13 @@ function checkedTemperature(model, F) {
   return t;
 }
 
-function batchRows(model, n, m) {
-  const rows = model.batchRows ?? Math.floor(MAX_DIST_VALUES / n);
-  if (!Number.isInteger(rows) || rows < 1) {
-    throw new RangeError(`batchRows must be a positive integer, got ${model.batchRows}`);
-  }
-  return Math.max(1, Math.min(rows, m, 65535 * 16));
-}
-
 /** Run knn or attention on validated data `d`; resolves to {output, timings}. */
 export async function runDistanceModel(engine, model, d) {
   const { n, m, F, C, task } = d;
   const isKnn = model.name === "knn";
   const k = isKnn ? checkedK(model, n) : 0;
   const invT = isKnn ? 0 : 1 / checkedTemperature(model, F);
-  const B = batchRows(model, n, m);
+  const B = batchRows(model, Math.floor(MAX_DIST_VALUES / n), m);
   const [pDist, pTop, pVote] = await Promise.all([
     engine.pipeline("knn", "distances"), engine.pipeline("knn", "topk"),
     engine.pipeline("labels", isKnn ? "knn_vote" : "softmax_vote")]);

@@ -122,4 +122,16 @@ export class Engine {
 }
 
 export const workgroups = (count, size) => Math.ceil(count / size);
+
+// Most rows one batch may have: 65535 workgroups per dispatch dimension, 16 rows each.
+const MAX_BATCH_ROWS = 65535 * 16;
+
+/** Query rows per batch: `model.batchRows` (checked) or `fallback`, clipped to [1, m]. */
+export function batchRows(model, fallback, m) {
+  const rows = model.batchRows ?? fallback;
+  if (!Number.isInteger(rows) || rows < 1) {
+    throw new RangeError(`batchRows must be a positive integer, got ${model.batchRows}`);
+  }
+  return Math.max(1, Math.min(rows, m, MAX_BATCH_ROWS));
+}
 export { now };

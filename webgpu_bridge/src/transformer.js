@@ -2,7 +2,7 @@
 // leaves each layer's context keys/values in GPU buffers (the KV cache); query rows then
 // run in batches that attend to those cached keys/values only.
 import { columnStats, gpuLabels, standardize, storeBatch, targetStats } from "./data.js";
-import { now, workgroups } from "./engine.js";
+import { batchRows, now, workgroups } from "./engine.js";
 
 const weightBuffers = new WeakMap();
 
@@ -35,10 +35,7 @@ export async function runTransformer(engine, model, d, weights) {
   const H = cfg.n_heads;
   const dh = D / H;
   const L = cfg.n_layers;
-  const B = Math.max(1, Math.min(model.batchRows ?? 1024, m, 65535 * 16));
-  if (model.batchRows !== undefined && (!Number.isInteger(model.batchRows) || model.batchRows < 1)) {
-    throw new RangeError(`batchRows must be a positive integer, got ${model.batchRows}`);
-  }
+  const B = batchRows(model, 1024, m);
   const W = uploadWeights(engine, weights);
   const w = (name) => W.get(name);
   const [pMat, pGelu, pLn, pAttn, pHead, pLabel] = await Promise.all(
@@ -53,15 +50,18 @@ export async function runTransformer(engine, model, d, weights) {
     const u = engine.uniform(role, [["u32", rows], ["u32", D], ["f32", cfg.ln_eps]]);
     engine.dispatch(pass, pLn, { 0: u, 1: x, 2: g, 3: b, 4: out }, [workgroups(rows, 64), 1, 1]);
   };
-  // One layer on `rows` rows of the residual stream h (prefix "ctx" or "q").
-  const layer = (pass, pre, l, rows, bufs, kv, full) => {
+  // One layer on `rows` rows of the residual stream h (prefix "ctx" or "q"). The context
+  // pass writes layer l's K/V cache; its last layer stops there (that output is never
+  // read). Query batches read the cache.
+  const layer = (pass, pre, l, rows, bufs, context) => {
     const p = `layers.${l}.`;
+    const kv = kvCache[l];
     layerNorm(pass, `${pre}.${l}.ln1`, bufs.h, rows, w(`${p}ln1.g`), w(`${p}ln1.b`), bufs.a);
-    if (kv.write) {
+    if (context) {
       matmul(pass, `${pre}.${l}.k`, bufs.a, rows, D, D, w(`${p}attn.wk`), w(`${p}attn.bk`), kv.k);
       matmul(pass, `${pre}.${l}.v`, bufs.a, rows, D, D, w(`${p}attn.wv`), w(`${p}attn.bv`), kv.v);
+      if (l === L - 1) return;
     }
-    if (!full) return;
     matmul(pass, `${pre}.${l}.q`, bufs.a, rows, D, D, w(`${p}attn.wq`), w(`${p}attn.bq`), bufs.q);
     const ua = engine.uniform(`${pre}.${l}.attn`, [["u32", rows], ["u32", n], ["u32", D],
       ["u32", H], ["u32", dh], ["f32", 1 / Math.sqrt(dh)]]);
@@ -94,7 +94,7 @@ export async function runTransformer(engine, model, d, weights) {
   const y = engine.upload("ctx.y", gpuLabels(d.yTrain, task, tstats));
   const xqAll = standardize(d.xTest, m, F, stats, cfg.d_in);
   const kvCache = Array.from({ length: L }, (_, l) => ({
-    write: true, k: engine.buffer(`kv.${l}.k`, n * D * 4), v: engine.buffer(`kv.${l}.v`, n * D * 4),
+    k: engine.buffer(`kv.${l}.k`, n * D * 4), v: engine.buffer(`kv.${l}.v`, n * D * 4),
   }));
   timings.embed += now() - t0;
   timings.embed += await engine.stage((pass) => {
@@ -104,8 +104,7 @@ export async function runTransformer(engine, model, d, weights) {
       [workgroups(n * D, 64), 1, 1]);
   });
   for (let l = 0; l < L; l++) {
-    // The last layer's context output is never read: only its keys/values are needed.
-    timings.layers[l] += await engine.stage((pass) => layer(pass, "ctx", l, n, ctx, kvCache[l], l < L - 1));
+    timings.layers[l] += await engine.stage((pass) => layer(pass, "ctx", l, n, ctx, true));
   }
   engine.stats.contextPasses = (engine.stats.contextPasses ?? 0) + 1;
 
@@ -115,7 +114,6 @@ export async function runTransformer(engine, model, d, weights) {
   const logits = engine.buffer("q.logits", B * cfg.max_classes * 4);
   const out = engine.buffer("q.out", B * width * 4);
   const output = new Float32Array(m * width);
-  const readKv = kvCache.map((kv) => ({ ...kv, write: false }));
   for (let start = 0; start < m; start += B) {
     const rows = Math.min(B, m - start);
     timings.embed += await engine.stage((pass) => {
@@ -123,7 +121,7 @@ export async function runTransformer(engine, model, d, weights) {
       matmul(pass, "q.embed", qs.x, rows, cfg.d_in, D, w("embed.w"), w("embed.b"), qs.h);
     });
     for (let l = 0; l < L; l++) {
-      timings.layers[l] += await engine.stage((pass) => layer(pass, "q", l, rows, qs, readKv[l], true));
+      timings.layers[l] += await engine.stage((pass) => layer(pass, "q", l, rows, qs, false));
     }
     t0 = now();
     await engine.stage((pass) => {

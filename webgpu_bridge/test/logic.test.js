@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import {
-  RESULT_COLUMNS, columnStats, datasetMatrix, describeAdapter, loadKernel, loadWeights,
+  KERNELS, RESULT_COLUMNS, columnStats, datasetMatrix, describeAdapter, loadKernel, loadWeights,
   logLoss, modelLabel, parseSplits, parseWeights, resultRow, rmse, rocAuc, standardize,
   taskScore, validateData,
 } from "../src/index.js";
@@ -165,7 +165,7 @@ test("describeAdapter records vendor, architecture, description and the fallback
 });
 
 test("every WGSL kernel file is readable beside the module", async () => {
-  for (const name of ["matmul", "layer_norm", "attention", "gelu_mlp", "knn", "labels"]) {
+  for (const name of KERNELS) {
     assert.match(await loadKernel(name), /@compute/);
   }
 });
