@@ -20,21 +20,19 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from .benchmark import Benchmark
-from .load import load_df
+from .load import load_csv
 
 METHODS: dict[str, tuple[str, str]] = {
     "aggregate": ("aggregate_ranking", "Aggregate ranking (trimmed mean of normalized scores)"),
     "iqm": ("iqm_ranking", "Interquartile mean with stratified bootstrap CI"),
     "elo": ("elo_ranking", "Bradley-Terry Elo with bootstrap CI"),
     "improvability": ("improvability_ranking", "Improvability (TabArena), lower is better"),
-    "profiles": ("performance_profiles", "Performance profiles (Dolan & Moré)"),
     "compare": ("compare_rankings", "Ranks by method, side by side"),
     "frequentist": ("frequentist_comparison", "Friedman + Nemenyi critical differences"),
     "bayesian": ("bayesian_comparison", "Bayesian signed-rank test, all pairs"),
-}
+    "profiles": ("performance_profiles", "Performance profiles (Dolan & Moré)"),
+}  # in report order
 LOAD_OPTIONS = ("model", "dataset", "metric", "score", "seed", "norm_ref_low", "norm_ref_high",
                 "drop_incomplete", "condition_col")
 
@@ -140,7 +138,7 @@ def _load(args: argparse.Namespace) -> Benchmark:
     unknown = sorted(set(options) - set(LOAD_OPTIONS) - {"metric_direction", "metric_type_bounds"})
     if unknown:
         raise ValueError(f"unknown load option(s) {unknown!r}; known: {sorted(LOAD_OPTIONS)!r}")
-    benchmark = load_df(pd.read_csv(args.csv), **options)
+    benchmark = load_csv(args.csv, **options)
     if not isinstance(benchmark, Benchmark):
         raise ValueError("condition_col gives several benchmarks; run the CLI once per condition")
     return benchmark
@@ -170,10 +168,8 @@ def _write(result: Any, name: str, out: Path) -> tuple[Path, Path | None]:
 
 
 def _applicable(benchmark: Benchmark) -> list[str]:
-    names = ["aggregate", "elo", "improvability", "compare", "frequentist", "bayesian", "profiles"]
-    if benchmark.has_seeds:
-        names.insert(1, "iqm")
-    return names
+    """METHODS in order; IQM only with seeds."""
+    return [name for name in METHODS if name != "iqm" or benchmark.has_seeds]
 
 
 def write_report(benchmark: Benchmark, args: argparse.Namespace, out: Path,
@@ -243,6 +239,8 @@ def run_models(args: argparse.Namespace, out: Path) -> tuple[Path, Path]:
 
     from . import datasets, runner, splits
 
+    if args.workers < 0:
+        raise ValueError(f"--workers must be 0 or more, got {args.workers}")
     data = {name: datasets.load(name) for name in args.datasets}
     if args.splits_dir:
         persisted = {name: splits.load(_split_path(Path(args.splits_dir), name)) for name in data}
@@ -250,8 +248,6 @@ def run_models(args: argparse.Namespace, out: Path) -> tuple[Path, Path]:
         persisted = {name: splits.make_splits(d.n_rows, d.task, y=d.y, dataset=name)
                      for name, d in data.items()}
     models = [parse_model(text) for text in args.models]
-    if args.workers < 0:
-        raise ValueError(f"--workers must be 0 or more, got {args.workers}")
     if args.workers:
         with ProcessPoolExecutor(args.workers) as pool:
             results = runner.run(data, persisted, models, executor=pool, progress=True)
