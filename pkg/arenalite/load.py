@@ -19,9 +19,7 @@ import pandas as pd
 
 from .benchmark import Benchmark, BenchmarkGroup
 from .normalize import normalize
-from .registry import get_metric
-
-_DIRECTIONS = ("max", "min")
+from .registry import DIRECTIONS, get_metric
 
 
 def load_csv(path: str | PathLike, **kwargs: Any) -> Benchmark | BenchmarkGroup:
@@ -112,7 +110,7 @@ def _require_columns(df: pd.DataFrame, columns: dict[str, Any]) -> None:
 def _check_direction_option(given: Mapping[str, str] | None, datasets: set[str]) -> dict[str, str]:
     out = {str(k): v for k, v in (given or {}).items()}
     for ds, value in out.items():
-        if value not in _DIRECTIONS:
+        if value not in DIRECTIONS:
             raise ValueError(f"metric_direction[{ds!r}] must be 'max' or 'min', got {value!r}")
     _check_dict_keys(out, "metric_direction", datasets)
     return out
@@ -259,9 +257,8 @@ def _complete(long: pd.DataFrame, drop_incomplete: bool) -> pd.DataFrame:
     cells[model_codes, dataset_codes] = True
     if cells.all():
         return long
-    present = pd.DataFrame(cells, index=models, columns=datasets)
-    rows, cols = np.nonzero(~present.to_numpy())
-    names = [(present.index[m], present.columns[d]) for m, d in zip(rows, cols, strict=True)]
+    rows, cols = np.nonzero(~cells)
+    names = list(zip(models[rows].tolist(), datasets[cols].tolist(), strict=True))
     if not drop_incomplete:
         shown = ", ".join(f"({m!r}, {d!r})" for m, d in names[:10])
         more = f" and {len(names) - 10} more" if len(names) > 10 else ""

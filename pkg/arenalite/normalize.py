@@ -42,10 +42,7 @@ def normalize(
     """
     datasets = metrics.index
     raw_mean = long.groupby(["model", "dataset"], sort=False)["score"].mean()
-    if metric_type_bounds is not None:
-        if norm_ref_low is not None or norm_ref_high is not None:
-            raise ValueError("metric_type_bounds cannot be combined with norm_ref_low or "
-                             "norm_ref_high; give the bounds one way only")
+    if metric_type_bounds is not None:  # load_df rejects it combined with norm_ref_*
         low, high = _bounds_from_metric_types(metrics, metric_type_bounds, raw_mean)
     else:
         by_dataset = raw_mean.groupby(level="dataset")
