@@ -25,9 +25,9 @@ from arenalite.models import model_label, predict_timed  # noqa: E402
 from arenalite.progress import Progress  # noqa: E402
 from browser_harness import (  # noqa: E402
     chromium,
-    default_mounts,
+    float32_dataset,
+    harness_server,
     playwright_session,
-    static_server,
 )
 
 MODELS = [{"name": "knn", "k": 5}, {"name": "attention"}, {"name": "icl_transformer"}]
@@ -55,7 +55,7 @@ def stage_medians(runs: list[dict]) -> dict[str, float]:
 
 def fold_data(name: str) -> tuple[datasets.Dataset, np.ndarray, np.ndarray]:
     """A dataset (features rounded to float32) and the train/test rows of its first split."""
-    ds = datasets.load(name)
+    ds = float32_dataset(name)
     s = splits.make_splits(ds.n_rows, ds.task, y=ds.y, dataset=name, n_repeats=1)
     first = s["splits"][0]
     return ds, np.asarray(first["train"]), np.asarray(first["test"])
@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> None:
     header = (f"{'dataset':<14}{'model':<17}{'runner':<8}{'embed':>9}{'layers':>9}{'head':>9}"
               f"{'total':>9}{'warmup':>9}{'rows/s':>11}{'gpu/np':>8}")
     lines = []
-    with static_server(default_mounts()) as url, playwright_session() as pw, \
+    with harness_server() as url, playwright_session() as pw, \
             chromium(pw, url) as b:
         page = b.open_harness(timeout_ms=300_000)
         device = page.evaluate("""async () => {
@@ -80,8 +80,7 @@ def main(argv: list[str] | None = None) -> None:
         with Progress(len(args.datasets) * len(MODELS), "bench", enabled=True) as bar:
             for name in args.datasets:
                 ds, train, test = fold_data(name)
-                x = ds.X.astype(np.float32).astype(np.float64)
-                y = ds.y.astype(np.float32).astype(np.float64) if ds.task == "regression" else ds.y
+                x, y = ds.X, ds.y
                 data = {"xTrain": x[train].ravel().tolist(), "yTrain": y[train].tolist(),
                         "xTest": x[test].ravel().tolist(), "nFeatures": x.shape[1],
                         "task": ds.task, "nClasses": ds.n_classes}

@@ -21,7 +21,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import numpy as np
 import pytest
+
+from arenalite import datasets
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = Path(os.environ.get("ARENALITE_CHROMIUM", "/usr/bin/chromium"))
@@ -107,23 +110,29 @@ def serving(server: http.server.HTTPServer) -> Iterator[str]:
 
 
 @contextmanager
-def static_server(mounts: Mapping[str, Path]) -> Iterator[str]:
-    """Serve ``{url_prefix: directory}`` on 127.0.0.1 (free port); yields the base URL."""
-    handler = functools.partial(_Handler, mounts=dict(mounts))
-    with serving(http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)) as url:
-        yield url
+def harness_server() -> Iterator[str]:
+    """Serve the bridge sources (``/bridge/``), the packaged weights (``/weights/``) and
+    the harness page and worker (``/harness/``, a temp dir removed afterwards) on
+    127.0.0.1 (free port); yields the base URL."""
+    with tempfile.TemporaryDirectory(prefix="arenalite-harness-") as tmp:
+        harness = Path(tmp)
+        (harness / "index.html").write_text(HARNESS_HTML)
+        (harness / "worker.js").write_text(HARNESS_WORKER)
+        mounts = {"/bridge/": ROOT / "webgpu_bridge" / "src",
+                  "/weights/": ROOT / "pkg" / "arenalite" / "models" / "weights",
+                  "/harness/": harness}
+        handler = functools.partial(_Handler, mounts=mounts)
+        with serving(http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)) as url:
+            yield url
 
 
-def default_mounts(extra: Mapping[str, Path] | None = None) -> dict[str, Path]:
-    """The bridge sources, the packaged weights and a harness page (in a temp dir)."""
-    harness = Path(tempfile.mkdtemp(prefix="arenalite-harness-"))
-    (harness / "index.html").write_text(HARNESS_HTML)
-    (harness / "worker.js").write_text(HARNESS_WORKER)
-    mounts = {"/bridge/": ROOT / "webgpu_bridge" / "src",
-              "/weights/": ROOT / "pkg" / "arenalite" / "models" / "weights",
-              "/harness/": harness}
-    mounts.update(extra or {})
-    return mounts
+def float32_dataset(name: str) -> datasets.Dataset:
+    """A bundled dataset with features (and targets) rounded to float32, kept as float64:
+    the bridge's data contract is Float32Array, so both runners then see identical inputs."""
+    ds = datasets.load(name)
+    x = ds.X.astype(np.float32).astype(np.float64)
+    y = ds.y.astype(np.float32).astype(np.float64) if ds.task == "regression" else ds.y
+    return datasets.Dataset(ds.name, x, y, ds.task, ds.n_classes, ds.feature_names)
 
 
 class Browser:

@@ -20,9 +20,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from arenalite import browser, datasets, runner, splits
+from arenalite import browser, runner, splits
 from arenalite.models import predict
-from browser_harness import chromium, default_mounts, playwright_session, static_server
+from browser_harness import chromium, float32_dataset, harness_server, playwright_session
 
 TOL = 1e-4
 TASK_DATA = {"binary": "breast_cancer", "multiclass": "wine", "regression": "diabetes"}
@@ -35,14 +35,6 @@ PREDICT_JS = """async ({model, data}) => {
   const {output, timings} = await window.bridge.predict(model, d, {warmup: data.warmup});
   return {output: Array.from(output), timings, stats: window.bridge.stats};
 }"""
-
-
-def float32_dataset(name: str) -> datasets.Dataset:
-    """A bundled dataset with features (and targets) rounded to float32, kept as float64."""
-    ds = datasets.load(name)
-    x = ds.X.astype(np.float32).astype(np.float64)
-    y = ds.y.astype(np.float32).astype(np.float64) if ds.task == "regression" else ds.y
-    return datasets.Dataset(ds.name, x, y, ds.task, ds.n_classes, ds.feature_names)
 
 
 def context_query(name: str, n_query: int = 60, seed: int = 0):
@@ -75,7 +67,7 @@ def pw():
 
 @pytest.fixture(scope="module")
 def server():
-    with static_server(default_mounts()) as url:
+    with harness_server() as url:
         yield url
 
 
@@ -108,8 +100,8 @@ def test_real_adapter_and_its_info_are_recorded(page):
 @pytest.mark.parametrize("model", MODELS, ids=[m["name"] for m in MODELS])
 def test_model_matches_numpy_reference(page, model, task):
     ds, x_train, y_train, x_test = context_query(TASK_DATA[task])
-    res = page.evaluate(PREDICT_JS, {"model": {**model, "weights": None} if "weights" in model
-                                     else model, "data": js_data(ds, x_train, y_train, x_test)})
+    res = page.evaluate(PREDICT_JS, {"model": model,
+                                     "data": js_data(ds, x_train, y_train, x_test)})
     ref = predict(model, x_train, y_train, x_test, task, ds.n_classes)
     gpu = browser.output_array(res["output"], len(x_test), task, ds.n_classes)
     assert gpu.shape == ref.shape
