@@ -10,8 +10,8 @@ from typing import TextIO
 class Progress:
     """Prints ``label [#####.....] k/n  elapsed`` to stderr, at most ~10 times a second.
 
-    ``enabled=None`` shows the bar only when the stream is a terminal or when the
-    work is expected to take long; pass True/False to force it.
+    ``enabled=None`` shows the bar only when the stream is a terminal; pass True/False
+    to force it (callers pass False for work too short to need a bar).
     """
 
     def __init__(self, total: int, label: str, enabled: bool | None = None,
