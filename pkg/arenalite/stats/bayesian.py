@@ -28,7 +28,7 @@ import pandas as pd
 
 from ..progress import Progress
 from ..results import Result
-from .checks import check_model, check_shape
+from .checks import check_model, check_positive_int, check_shape
 
 if TYPE_CHECKING:
     from ..benchmark import Benchmark
@@ -154,9 +154,7 @@ def bayesian_comparison(benchmark: Benchmark, rope: float = 0.01, reference: str
     (0.01 = 1 % of the normalization range). Reproducible with ``random_state``.
     """
     rope = _check_rope(rope)
-    if isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)) \
-            or n_samples < 1:
-        raise ValueError(f"n_samples must be a positive integer, got {n_samples!r}")
+    n_samples = check_positive_int(n_samples, "n_samples")
     check_shape(benchmark, "bayesian_comparison")
     chosen = _pairs(benchmark, reference, pairs)
     scores = benchmark.scores_
@@ -164,7 +162,7 @@ def bayesian_comparison(benchmark: Benchmark, rope: float = 0.01, reference: str
     index = {m: i for i, m in enumerate(scores.index)}
     a = np.array([index[p[0]] for p in chosen])
     b = np.array([index[p[1]] for p in chosen])
-    probs = signed_rank_posterior(values[a] - values[b], rope, int(n_samples),
+    probs = signed_rank_posterior(values[a] - values[b], rope, n_samples,
                                   np.random.default_rng(random_state))
     table = pd.DataFrame({
         "model_a": [p[0] for p in chosen],
@@ -174,7 +172,7 @@ def bayesian_comparison(benchmark: Benchmark, rope: float = 0.01, reference: str
         "p_b_better": probs[:, 2],
     })
     return BayesianResult(table, rope=rope, reference=reference, models=list(scores.index),
-                          n_samples=int(n_samples), random_state=random_state)
+                          n_samples=n_samples, random_state=random_state)
 
 
 def _check_rope(rope: Any) -> float:

@@ -22,6 +22,13 @@ def check_alpha(alpha: Any) -> float:
     return float(alpha)
 
 
+def check_positive_int(value: Any, name: str) -> int:
+    """``value`` must be an integer ≥ 1 (a count of samples or replicates)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
 def check_model(benchmark: Benchmark, name: Any, what: str) -> str:
     """``name`` must be one of the benchmark's models."""
     if not isinstance(name, str):

@@ -88,7 +88,6 @@ def iman_davenport(chi2_statistic: float, n_datasets: int, n_models: int) -> tup
 def _tie_term(ranks: np.ndarray) -> float:
     """Σ over datasets and tie groups of t³ − t (t = size of the tie group)."""
     ordered = np.sort(ranks, axis=1)
-    n, k = ordered.shape
     starts = np.ones_like(ordered, dtype=bool)
     starts[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
     group_id = np.cumsum(starts.ravel()) - 1

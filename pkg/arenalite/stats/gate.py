@@ -134,18 +134,18 @@ def gate(benchmark: Benchmark, candidate: Any, reference: str, margin: Any = Non
     check_shape(benchmark, "gate")
     check_model(benchmark, reference, "reference")
     candidates = _candidates(benchmark, candidate, reference)
-    metrics = benchmark.metrics_.astype(str)
-    margins = _margins(margin, sorted(set(metrics)))
     raw = benchmark._raw
+    metrics = benchmark.metrics_.loc[raw.columns].astype(str).to_numpy()
+    masks = {metric: metrics == metric for metric in sorted(set(metrics))}
+    margins = _margins(margin, list(masks))
     sign = np.where(benchmark.directions_.loc[raw.columns].to_numpy() == "min", -1.0, 1.0)
+    ref_raw = raw.loc[reference].to_numpy(dtype=float)
     rows, diff_frames, powerless = [], [], []
     for name in candidates:  # a handful of candidates × metrics, one test each
         cand_raw = raw.loc[name].to_numpy(dtype=float)
-        ref_raw = raw.loc[reference].to_numpy(dtype=float)
         d_all = (cand_raw - ref_raw) * sign
         scale_all = np.maximum(np.abs(cand_raw), np.abs(ref_raw))
-        for metric in sorted(set(metrics)):
-            mask = (metrics.loc[raw.columns] == metric).to_numpy()
+        for metric, mask in masks.items():
             d = d_all[mask]
             if min_attainable_p(d.size, "greater") >= alpha:
                 powerless.append(f"{name!r} on {metric!r} (n = {d.size})")

@@ -21,6 +21,7 @@ import pandas as pd
 
 from ..rankings.aggregate import trim_mean
 from ..results import Result
+from .checks import check_positive_int
 from .friedman import rank_matrix
 
 if TYPE_CHECKING:
@@ -140,9 +141,7 @@ def rank_sensitivity(group: BenchmarkGroup, condition_a: Any = None, condition_b
     """
     if agg not in AGGS:
         raise ValueError(f"agg must be one of {AGGS}, got {agg!r}")
-    if isinstance(n_bootstrap, bool) or not isinstance(n_bootstrap, (int, np.integer)) \
-            or n_bootstrap < 1:
-        raise ValueError(f"n_bootstrap must be a positive integer, got {n_bootstrap!r}")
+    n_bootstrap = check_positive_int(n_bootstrap, "n_bootstrap")
     if not isinstance(confidence, (int, float)) or not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must lie strictly between 0 and 1, got {confidence!r}")
     pairs = _condition_pairs(group, condition_a, condition_b)
@@ -166,7 +165,7 @@ def rank_sensitivity(group: BenchmarkGroup, condition_a: Any = None, condition_b
             raise ValueError(f"Kendall τ-b of conditions {first!r} and {second!r} is undefined: "
                              "every model has the same score in one of them")
         paired = group[first].datasets_ == group[second].datasets_
-        boot = bootstrap_tau(a, b, agg, int(n_bootstrap), rng, paired)
+        boot = bootstrap_tau(a, b, agg, n_bootstrap, rng, paired)
         defined = boot[np.isfinite(boot)]
         if defined.size == 0:
             raise ValueError(f"every bootstrap replicate of conditions {first!r} and {second!r} "
