@@ -16,7 +16,7 @@ import pandas as pd
 
 import arenalite.datasets as D
 from arenalite.models import model_label, predict_timed
-from arenalite.runner import task_metric
+from arenalite.runner import METRIC_OF_TASK, task_metric
 from arenalite.splits import make_splits
 
 MODELS = [{"name": "knn", "k": 5}, {"name": "attention"}, {"name": "icl_transformer"}]
@@ -45,8 +45,8 @@ def evaluate(name: str, repeats: int) -> list[dict]:
         for label, out, speed in outputs:
             score, _ = task_metric(ds.task, ds.y[te], out)
             acc = np.nan if ds.n_classes is None else np.mean(out.argmax(axis=1) == ds.y[te])
-            rows.append({"dataset": name, "model": label, "metric": ds.task, "score": score,
-                         "accuracy": acc, "rows_per_s": speed})
+            rows.append({"dataset": name, "model": label, "metric": METRIC_OF_TASK[ds.task],
+                         "score": score, "accuracy": acc, "rows_per_s": speed})
     return rows
 
 
@@ -59,8 +59,6 @@ def main(argv: list[str] | None = None) -> pd.DataFrame:
              .agg(metric=("metric", "first"), score=("score", "mean"),
                   accuracy=("accuracy", "mean"), rows_per_s=("rows_per_s", "mean"))
              .reset_index())
-    table["metric"] = table["metric"].map({"binary": "roc_auc", "multiclass": "log_loss",
-                                           "regression": "rmse"})
     with pd.option_context("display.width", 120, "display.float_format", "{:.4g}".format):
         print(table.to_string(index=False))
     return table

@@ -117,7 +117,8 @@ def _features(ds: bundled.Dataset, excluded: Sequence[str], name: str) -> np.nda
     if unknown:
         raise ValueError(f"splits[{name!r}] excludes columns {unknown} that dataset {name!r} "
                          f"does not have")
-    keep = [i for i, c in enumerate(ds.feature_names) if c not in set(excluded)]
+    drop = set(excluded)
+    keep = [i for i, c in enumerate(ds.feature_names) if c not in drop]
     if not keep:
         raise ValueError(f"splits[{name!r}] excludes every feature column of {name!r}")
     return np.asarray(ds.X)[:, keep]

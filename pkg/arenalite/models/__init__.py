@@ -113,9 +113,9 @@ def predict_timed(model: dict[str, Any], X_train: Any, y_train: Any, X_test: Any
 
     Timings: ``{"embed": ms, "layers": [ms, ...], "head": ms, "total": ms}`` with
     ``total`` = embed + Σ layers + head (SPEC §8's T_fold, as the WebGPU bridge reports
-    it). ``embed`` includes validation and
-    standardization; for ``knn``/``attention`` the single ``layers`` entry is the
-    distance / weight computation and ``head`` the label aggregation.
+    it). ``embed`` includes validation and standardization; for ``knn``/``attention``
+    the single ``layers`` entry is the distance / weight computation and ``head`` the
+    label aggregation.
     """
     clock = time.perf_counter
     model = check_model(model)
