@@ -108,9 +108,14 @@ def battle_points(scores: np.ndarray, tie_threshold: float) -> tuple[np.ndarray,
     m = scores.shape[1]
     pairs = np.vstack(np.triu_indices(m, 1))
     diff = scores[:, pairs[0]] - scores[:, pairs[1]]
-    points = np.where(np.abs(diff) <= tie_threshold, 0.5, (diff > 0).astype(float))
+    points = _points(diff, tie_threshold)
     points[np.isnan(diff)] = np.nan
     return points, pairs
+
+
+def _points(diff: np.ndarray, tie_threshold: float) -> np.ndarray:
+    """1 for a positive score difference, 0 for a negative one, ½ within ``tie_threshold``."""
+    return np.where(np.abs(diff) <= tie_threshold, 0.5, (diff > 0).astype(float))
 
 
 def pair_sums_to_matrix(won: np.ndarray, lost: np.ndarray, pairs: np.ndarray,
@@ -265,14 +270,14 @@ def _solve_batch(win: np.ndarray, theta0: np.ndarray | None) -> tuple[np.ndarray
     if bad.any():
         win = win.copy()
         win[bad] += tie_prior(m)
-    start = None if theta0 is None else np.broadcast_to(theta0, win.shape[:2])
     if theta0 is None:
-        theta, converged = _newton(win, start, 1e-9, 200)
+        theta, converged = _newton(win, None, 1e-9, 200)
     else:
         theta, converged = _chord(win, theta0, 1e-9, 60)
-        if not converged.all():
-            redo = ~converged
-            theta[redo], converged[redo] = _newton(win[redo], start[redo], 1e-9, 200)
+        redo = ~converged
+        if redo.any():
+            start = np.broadcast_to(theta0, (int(redo.sum()), m))
+            theta[redo], converged[redo] = _newton(win[redo], start, 1e-9, 200)
     if not converged.all():
         again = ~converged & ~bad
         if not again.any():
@@ -371,9 +376,7 @@ def to_elo(theta: np.ndarray) -> np.ndarray:
 # ---- scorecards ----------------------------------------------------------------------
 def winrate_matrix(scores: np.ndarray, tie_threshold: float) -> np.ndarray:
     """Share of datasets where row beats column (ties ½) from an M × D score matrix."""
-    diff = scores[:, None, :] - scores[None, :, :]
-    points = np.where(np.abs(diff) <= tie_threshold, 0.5, (diff > 0).astype(float))
-    share = points.mean(axis=2)
+    share = _points(scores[:, None, :] - scores[None, :, :], tie_threshold).mean(axis=2)
     np.fill_diagonal(share, np.nan)
     return share
 
