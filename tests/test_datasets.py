@@ -29,7 +29,7 @@ def test_load(name):
     else:
         assert ds.y.dtype == np.int64 and set(np.unique(ds.y)) == set(range(c))
     with pytest.raises(ValueError):
-        ds.X[0, 0] = 1.0  # read-only: a shared cache cannot be corrupted
+        ds.X[0, 0] = 1.0  # read-only: callers that share the arrays cannot corrupt them
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
