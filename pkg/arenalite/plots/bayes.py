@@ -29,13 +29,11 @@ def bayes_heatmap(table: pd.DataFrame, models: list[str], rope: float, *, ax: An
     in the cells when there are at most 15 models.
     """
     matrix = probability_matrix(table, models)
-    compared = np.isfinite(matrix).any(axis=1) | np.isfinite(matrix).any(axis=0)
-    keep = np.flatnonzero(compared)
+    # every compared pair fills both (a, b) and (b, a): a kept row is never all NaN
+    keep = np.flatnonzero(np.isfinite(matrix).any(axis=1))
     matrix = matrix[np.ix_(keep, keep)]
     names = [models[i] for i in keep]
-    with np.errstate(invalid="ignore"):
-        score = np.nan_to_num(np.nanmean(np.where(np.isfinite(matrix), matrix, np.nan), axis=1))
-    order = np.argsort(-score, kind="stable")
+    order = np.argsort(-np.nanmean(matrix, axis=1), kind="stable")
     matrix = matrix[np.ix_(order, order)]
     names = [names[i] for i in order]
     k = len(names)
