@@ -111,9 +111,7 @@ def test_cd_diagram_twenty_long_names() -> None:
     width, height = fig.get_size_inches()
     assert height >= 3.5 and width >= 9
     # drawing into a given axes with a title works too
-    from matplotlib.figure import Figure as F
-
-    other = F()
+    other = Figure()
     ax = other.add_subplot()
     assert result.plot(ax=ax, title="mine") is other
     assert ax.get_title() == "mine"

@@ -14,6 +14,7 @@ from scipy import stats
 
 import arenalite
 from arenalite.stats.gate import gate_test, verdict
+from frames import quiet_load as _load
 
 
 def _frame(reference: np.ndarray, candidates: dict[str, np.ndarray],
@@ -25,12 +26,6 @@ def _frame(reference: np.ndarray, candidates: dict[str, np.ndarray],
         rows += [{"model": model, "dataset": f"d{j:02d}", "metric": metrics[j],
                   "score": float(values[j])} for j in range(n)]
     return pd.DataFrame(rows)
-
-
-def _load(frame: pd.DataFrame, **kwargs) -> arenalite.Benchmark:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # min/max normalization warning; the gate uses raw scores
-        return arenalite.load_df(frame, **kwargs)
 
 
 @pytest.fixture(scope="module")
