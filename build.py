@@ -68,6 +68,12 @@ def sha256_of(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def wheel_id(wheel: Path) -> tuple[str, str]:
+    """(normalized project name, version) from a wheel's file name."""
+    name, version = wheel.name.split("-")[:2]
+    return canonical(name), version
+
+
 # --- the lock file (pure functions, tested directly) -----------------------------------
 
 
@@ -115,8 +121,7 @@ def wheel_for(entry: Mapping, wheels: Iterable[Path]) -> Path:
     """The wheel among ``wheels`` for a lock entry (same project name and version)."""
     want = (canonical(entry["name"]), entry["version"])
     for wheel in wheels:
-        parts = wheel.name.split("-")
-        if (canonical(parts[0]), parts[1]) == want:
+        if wheel_id(wheel) == want:
             return wheel
     raise ValueError(f"no wheel for {entry['name']}=={entry['version']} in the cache")
 
@@ -167,8 +172,7 @@ def fetch(offline: bool) -> tuple[Path, list[Path]]:
     pins = [f"{lock['packages'][k]['name']}=={lock['packages'][k]['version']}"
             for k in lock_closure(lock, KERNEL_ROOTS)] + list(PIPLITE_EXTRA)
     wheels_dir.mkdir(exist_ok=True)
-    have = {(canonical(w.name.split("-")[0]), w.name.split("-")[1])
-            for w in wheels_dir.glob("*.whl")}
+    have = {wheel_id(w) for w in wheels_dir.glob("*.whl")}
     missing = [p for p in pins if (canonical(p.split("==")[0]), p.split("==")[1]) not in have]
     if missing:
         if offline:
@@ -179,8 +183,8 @@ def fetch(offline: bool) -> tuple[Path, list[Path]]:
                         "--only-binary=:all:", "--python-version", "3.14", "-d",
                         str(wheels_dir), *missing], check=True)
         print(f"[build]   done ({time.perf_counter() - start:.1f}s)")
-    build_reqs = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    build_reqs = build_reqs["build-system"]["requires"]
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    build_reqs = pyproject["build-system"]["requires"]
     build_dir = CACHE / "build-wheels"
     if not _pip_quiet(["install", "--dry-run", "--no-index", "--find-links", str(build_dir),
                        "--ignore-installed", "--no-deps", *build_reqs]):
@@ -276,7 +280,7 @@ def jupyter_lite_build(out: Path) -> None:
     print(f"[build]   done ({time.perf_counter() - start:.1f}s)")
 
 
-def build_report(out: Path, n_bootstrap: int) -> Path:
+def build_report(out: Path, n_bootstrap: int) -> None:
     start = step(f"analysing {DEMO.relative_to(ROOT)}")
     sys.path.insert(0, str(ROOT / "pkg"))
     import matplotlib
@@ -289,7 +293,6 @@ def build_report(out: Path, n_bootstrap: int) -> Path:
     if code != 0:
         raise SystemExit(f"build: report failed with exit code {code}")
     print(f"[build]   report written ({time.perf_counter() - start:.1f}s)")
-    return out / "report.html"
 
 
 def copy_bridge(out: Path) -> None:

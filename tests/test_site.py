@@ -17,6 +17,7 @@ import json
 import subprocess
 import sys
 import time
+import tomllib
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
@@ -262,8 +263,7 @@ def test_repl_prints_42_with_every_non_local_request_blocked(served: str) -> Non
     numeric dependencies, which are not on this machine) from the site's piplite index."""
     from browser_harness import chromium, playwright_session
 
-    version = json.loads((ROOT / "pkg" / "arenalite" / "__init__.py").read_text()
-                         .split("__version__ = ")[1].split("\n")[0])
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
     url = (served + "/repl/index.html?kernel=python&code=print(6*7)"
            "&code=" + urllib.parse.quote(INSTALL_NO_DEPS))
     requests: list[str] = []
