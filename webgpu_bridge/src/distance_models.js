@@ -27,7 +27,7 @@ export async function runDistanceModel(engine, model, d) {
   const isKnn = model.name === "knn";
   const k = isKnn ? checkedK(model, n) : 0;
   const invT = isKnn ? 0 : 1 / checkedTemperature(model, F);
-  const B = batchRows(model, Math.floor(MAX_DIST_VALUES / n), m);
+  const B = batchRows(model, Math.max(1, Math.floor(MAX_DIST_VALUES / n)), m);
   const [pDist, pTop, pVote] = await Promise.all([
     engine.pipeline("knn", "distances"), engine.pipeline("knn", "topk"),
     engine.pipeline("labels", isKnn ? "knn_vote" : "softmax_vote")]);
