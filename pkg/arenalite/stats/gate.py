@@ -1,7 +1,7 @@
 """The non-inferiority gate: is a candidate not worse than a reference by more than a margin?
 
-Protocol (see ``seeds/benchmark_gate_protocol.txt``): datasets are the unit of
-replication, so each model has one raw score per dataset (folds/seeds averaged).
+Protocol: datasets are the unit of replication, so each model has one raw score per
+dataset (folds/seeds averaged).
 Per dataset the difference is d = candidate − reference for higher-is-better
 metrics and d = reference − candidate for lower-is-better ones (so d > 0 always
 means the candidate is better), in the metric's own units.
