@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from ..normalize import finite_number
 from ..registry import get_metric
 from ..results import Result
 
@@ -140,15 +141,7 @@ def _dummy_scores(benchmark: Benchmark, dummy: Any, datasets: list[str]) -> np.n
         missing = [d for d in datasets if d not in dummy]
         if missing:
             raise ValueError(f"dummy has no anchor value for dataset(s) {missing!r}")
-        out = np.empty(len(datasets))
-        for k, d in enumerate(datasets):
-            value = dummy[d]
-            if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
-                raise TypeError(f"dummy[{d!r}] must be a number, got {value!r}")
-            if not math.isfinite(value):
-                raise ValueError(f"dummy[{d!r}] must be finite, got {value!r}")
-            out[k] = float(value)
-        return out
+        return np.array([finite_number(dummy[d], f"dummy[{d!r}]", None) for d in datasets])
     if dummy is not None:
         raise TypeError(f"dummy must be a model name, a {{dataset: value}} dict or None, "
                         f"got {type(dummy).__name__} {dummy!r}")
