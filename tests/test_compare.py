@@ -10,14 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import arenalite
 from arenalite.rankings.compare import ranks
-
-
-def load(df: pd.DataFrame, **kwargs):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return arenalite.load_df(df, **kwargs)
+from frames import long_frame
+from frames import quiet_load as load
 
 
 def test_four_model_golden_ranks(four_models):
@@ -66,9 +61,8 @@ def test_plot(four_models):
 @given(grid=st.lists(st.lists(st.sampled_from([0.2, 0.4, 0.5, 0.8, 0.9]), min_size=3,
                               max_size=3), min_size=2, max_size=4))
 def test_spread_and_rank_bounds(grid):
-    df = pd.DataFrame([{"model": f"M{i}", "dataset": f"d{k}", "metric": "accuracy", "score": v}
-                       for i, row in enumerate(grid) for k, v in enumerate(row)])
-    with warnings.catch_warnings():
+    df = long_frame({f"M{i}": row for i, row in enumerate(grid)}, ["accuracy"] * 3)
+    with warnings.catch_warnings():  # Elo's tie prior warns on separated grids
         warnings.simplefilter("ignore")
         res = load(df, norm_ref_low=0.0, norm_ref_high=1.0).compare_rankings()
     r = res.table[["aggregate", "elo", "improvability"]].to_numpy()

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 import arenalite
 from arenalite.rankings import elo as E
+from frames import long_frame
 
 matplotlib.use("Agg")
 
@@ -27,18 +28,9 @@ def load(df: pd.DataFrame, **kwargs):
     return arenalite.load_df(df, **kwargs)
 
 
-def frame(scores: dict[str, list[float]], seeds: int | None = None) -> pd.DataFrame:
-    rows = []
-    for model, values in scores.items():
-        for d, value in enumerate(values):
-            if seeds is None:
-                rows.append({"model": model, "dataset": f"D{d}", "metric": "accuracy",
-                             "score": value})
-            else:
-                for s in range(seeds):
-                    rows.append({"model": model, "dataset": f"D{d}", "seed": s,
-                                 "metric": "accuracy", "score": value + 0.001 * s})
-    return pd.DataFrame(rows)
+def frame(scores: dict[str, list[float]]) -> pd.DataFrame:
+    """One accuracy dataset per score column."""
+    return long_frame(scores, ["accuracy"] * len(next(iter(scores.values()))))
 
 
 def ratings(result) -> dict[str, float]:
