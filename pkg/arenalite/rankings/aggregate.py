@@ -50,9 +50,9 @@ def aggregate_scores(matrix: np.ndarray, agg: str = "trimmed_mean") -> np.ndarra
     if not np.isfinite(matrix).all():
         raise ValueError("the score matrix has missing or non-finite values; load with "
                          "drop_incomplete=True or select complete models")
-    matrix = np.sort(matrix, axis=1)  # same multiset → bit-identical result (exact ties)
     if agg == "trimmed_mean":
-        return trim_mean(matrix, 0.25, axis=1)
+        return trim_mean(matrix, 0.25, axis=1)  # sorts the rows itself
+    matrix = np.sort(matrix, axis=1)  # same multiset → bit-identical result (exact ties)
     if agg == "mean":
         return matrix.mean(axis=1)
     return np.median(matrix, axis=1)
@@ -86,8 +86,6 @@ class AggregateResult(Result):
 
 def aggregate_ranking(benchmark: Benchmark, agg: str = "trimmed_mean") -> AggregateResult:
     """Rank models by the ``agg`` of their normalized scores over datasets."""
-    if agg not in AGGREGATES:
-        raise ValueError(f"agg must be one of {AGGREGATES!r}, got {agg!r}")
     scores = benchmark.scores_
     values = aggregate_scores(scores.to_numpy(dtype=float), agg)
     return AggregateResult(ranking_table(scores.index, values, "score"), agg=agg)
