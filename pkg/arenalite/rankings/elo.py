@@ -39,7 +39,7 @@ import pandas as pd
 
 from ..progress import Progress
 from ..results import Result
-from .iqm import make_rng
+from .iqm import check_n_bootstrap, make_rng
 
 if TYPE_CHECKING:
     from ..benchmark import Benchmark
@@ -483,18 +483,14 @@ def _check_resampling(resampling: Any, n_battles: int, n_bootstrap: int) -> str:
 
 
 def _check_params(n_bootstrap: Any, tie_threshold: Any) -> tuple[int, float]:
-    if isinstance(n_bootstrap, bool) or not isinstance(n_bootstrap, (int, np.integer)):
-        raise TypeError(f"n_bootstrap must be an integer, got {n_bootstrap!r}")
-    if n_bootstrap < 0:
-        raise ValueError(f"n_bootstrap must be 0 (point estimate only) or more, "
-                         f"got {n_bootstrap!r}")
+    n_bootstrap = check_n_bootstrap(n_bootstrap, minimum=0)
     if tie_threshold is None:
-        return int(n_bootstrap), 0.0
+        return n_bootstrap, 0.0
     if isinstance(tie_threshold, bool) or not isinstance(tie_threshold, (int, float, np.number)):
         raise TypeError(f"tie_threshold must be a number or None, got {tie_threshold!r}")
     if not (math.isfinite(tie_threshold) and tie_threshold >= 0):
         raise ValueError(f"tie_threshold must be finite and >= 0, got {tie_threshold!r}")
-    return int(n_bootstrap), float(tie_threshold)
+    return n_bootstrap, float(tie_threshold)
 
 
 def _warn_few_shared_seeds(scores: np.ndarray, codes: np.ndarray, pairs: np.ndarray,

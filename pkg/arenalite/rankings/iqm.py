@@ -105,12 +105,14 @@ class IQMResult(Result):
                             model_colors=model_colors)
 
 
-def _check_n_bootstrap(n_bootstrap: Any) -> int:
+def check_n_bootstrap(n_bootstrap: Any, minimum: int = 1) -> int:
+    """``n_bootstrap`` as an int ≥ ``minimum`` (0 allows a point estimate only)."""
     if isinstance(n_bootstrap, (bool, np.bool_)) or not isinstance(n_bootstrap, (int, np.integer)):
         raise TypeError(f"n_bootstrap must be an integer, got {type(n_bootstrap).__name__} "
                         f"{n_bootstrap!r}")
-    if n_bootstrap < 1:
-        raise ValueError(f"n_bootstrap must be at least 1, got {n_bootstrap!r}")
+    if n_bootstrap < minimum:
+        least = "0 (point estimate only) or more" if minimum == 0 else f"at least {minimum}"
+        raise ValueError(f"n_bootstrap must be {least}, got {n_bootstrap!r}")
     return int(n_bootstrap)
 
 
@@ -129,7 +131,7 @@ def make_rng(random_state: Any) -> np.random.Generator:
 def iqm_ranking(benchmark: Benchmark, n_bootstrap: int = 1000,
                 random_state: Any = None) -> IQMResult:
     """Rank models by IQM of pooled per-seed normalized scores, with 95 % bootstrap CIs."""
-    n_bootstrap = _check_n_bootstrap(n_bootstrap)
+    n_bootstrap = check_n_bootstrap(n_bootstrap)
     rng = make_rng(random_state)
     long = benchmark._long
     if not benchmark.has_seeds:
