@@ -28,6 +28,14 @@ class MetricSpec:
     optimum: float
     anchor: float | str | None = None
 
+    @property
+    def higher_is_better(self) -> bool:
+        return self.direction == "max"
+
+    @property
+    def bounded(self) -> bool:
+        return math.isfinite(self.bounds[0]) and math.isfinite(self.bounds[1])
+
 
 _REGISTRY: dict[str, MetricSpec] = {}
 
@@ -65,6 +73,11 @@ def register_metric(
 def get_metric(name: str) -> MetricSpec | None:
     """The registered spec for ``name`` (case-insensitive), or None if unknown."""
     return _REGISTRY.get(str(name).lower())
+
+
+def known_metrics() -> list[str]:
+    """All registered metric names, sorted."""
+    return sorted(_REGISTRY)
 
 
 _INF = math.inf
