@@ -37,9 +37,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from ..params import check_n_bootstrap, make_rng
 from ..progress import Progress
 from ..results import Result
-from .iqm import check_n_bootstrap, make_rng
 
 if TYPE_CHECKING:
     from ..benchmark import Benchmark

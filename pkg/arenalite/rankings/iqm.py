@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..params import check_n_bootstrap, make_rng
 from ..progress import Progress
 from ..results import Result
 from .aggregate import ranking_table, trim_mean
@@ -103,29 +104,6 @@ class IQMResult(Result):
                             title=title or "IQM with 95 % stratified-bootstrap intervals",
                             xlabel="IQM of normalized scores (1 = best)",
                             model_colors=model_colors)
-
-
-def check_n_bootstrap(n_bootstrap: Any, minimum: int = 1) -> int:
-    """``n_bootstrap`` as an int ≥ ``minimum`` (0 allows a point estimate only)."""
-    if isinstance(n_bootstrap, (bool, np.bool_)) or not isinstance(n_bootstrap, (int, np.integer)):
-        raise TypeError(f"n_bootstrap must be an integer, got {type(n_bootstrap).__name__} "
-                        f"{n_bootstrap!r}")
-    if n_bootstrap < minimum:
-        least = "0 (point estimate only) or more" if minimum == 0 else f"at least {minimum}"
-        raise ValueError(f"n_bootstrap must be {least}, got {n_bootstrap!r}")
-    return int(n_bootstrap)
-
-
-def make_rng(random_state: Any) -> np.random.Generator:
-    """A numpy Generator from None, an int seed or a Generator."""
-    if isinstance(random_state, (bool, np.bool_)):
-        raise TypeError(f"random_state must be None, an int or a numpy Generator, got "
-                        f"{random_state!r}")
-    try:
-        return np.random.default_rng(random_state)
-    except (TypeError, ValueError) as err:
-        raise TypeError(f"random_state must be None, an int or a numpy Generator, got "
-                        f"{type(random_state).__name__} {random_state!r}") from err
 
 
 def iqm_ranking(benchmark: Benchmark, n_bootstrap: int = 1000,
