@@ -54,6 +54,29 @@ class Benchmark:
         self._raw = means["score"].unstack("dataset")
 
     @property
+    def long_(self) -> pd.DataFrame:
+        """One row per (model, dataset[, seed]): model, dataset, [seed,] metric, score, norm.
+
+        Read-only for method modules (documented in docs/ARCHITECTURE.md); never mutate it.
+        """
+        return self._long
+
+    @property
+    def raw_(self) -> pd.DataFrame:
+        """Raw (not normalized) model × dataset scores, mean over seeds."""
+        return self._raw
+
+    @property
+    def norm_low_(self) -> pd.Series:
+        """Per-dataset raw score that normalizes to 0."""
+        return self._norm_low
+
+    @property
+    def norm_high_(self) -> pd.Series:
+        """Per-dataset raw score that normalizes to 1."""
+        return self._norm_high
+
+    @property
     def models_(self) -> list[str]:
         return list(self.scores_.index)
 

@@ -90,7 +90,7 @@ def match_days(benchmark: Benchmark) -> tuple[np.ndarray, np.ndarray, np.ndarray
     Columns follow ``benchmark.models_``; the last array gives each match day's S_d.
     """
     keys = ["dataset", "seed"] if benchmark.has_seeds else ["dataset"]
-    table = benchmark._long.set_index(keys + ["model"])["norm"].unstack("model")
+    table = benchmark.long_.set_index(keys + ["model"])["norm"].unstack("model")
     datasets = table.index.get_level_values("dataset")
     models = benchmark.models_
     table = table.reindex(columns=models)

@@ -133,7 +133,7 @@ def _dummy_scores(benchmark: Benchmark, dummy: Any, datasets: list[str]) -> np.n
         if dummy not in benchmark.models_:
             raise ValueError(f"dummy model {dummy!r} not found in score matrix; "
                              f"models are {benchmark.models_!r}")
-        return benchmark._raw.loc[dummy, datasets].to_numpy(dtype=float)
+        return benchmark.raw_.loc[dummy, datasets].to_numpy(dtype=float)
     if isinstance(dummy, dict):
         extra = [d for d in dummy if d not in datasets]
         if extra:
@@ -178,7 +178,7 @@ def improvability_ranking(
     anchor = _dummy_scores(benchmark, dummy, datasets) if normalized else None
     if not models:
         raise ValueError(f"improvability needs at least one model besides the dummy {dummy!r}")
-    raw = benchmark._raw.loc[models, datasets].to_numpy(dtype=float)
+    raw = benchmark.raw_.loc[models, datasets].to_numpy(dtype=float)
     err = errors(raw, optimum, higher)
     _check_errors(err, raw, [f"model {m!r}" for m in models], datasets, optimum)
 

@@ -111,7 +111,7 @@ def iqm_ranking(benchmark: Benchmark, n_bootstrap: int = 1000,
     """Rank models by IQM of pooled per-seed normalized scores, with 95 % bootstrap CIs."""
     n_bootstrap = check_n_bootstrap(n_bootstrap)
     rng = make_rng(random_state)
-    long = benchmark._long
+    long = benchmark.long_
     if not benchmark.has_seeds:
         raise ValueError("iqm_ranking() needs multiple seeds per dataset: load with "
                          "seed=<column>; for single-run data use aggregate_ranking() instead")

@@ -140,7 +140,7 @@ def _order(bench: Benchmark, method: str) -> list[str]:
 def performance_profiles(benchmark: Benchmark) -> ProfileResult:
     """Dolan-Moré performance profiles of every model on the raw score matrix."""
     models, datasets = benchmark.models_, benchmark.datasets_
-    raw = benchmark._raw.loc[models, datasets].to_numpy(dtype=float)
+    raw = benchmark.raw_.loc[models, datasets].to_numpy(dtype=float)
     check_positive(raw, models, datasets)
     higher = (benchmark.directions_.loc[datasets] == "max").to_numpy()
     taus, rho = profile_steps(performance_ratios(raw, higher))

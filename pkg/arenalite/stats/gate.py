@@ -134,7 +134,7 @@ def gate(benchmark: Benchmark, candidate: Any, reference: str, margin: Any = Non
     check_shape(benchmark, "gate")
     check_model(benchmark, reference, "reference")
     candidates = _candidates(benchmark, candidate, reference)
-    raw = benchmark._raw
+    raw = benchmark.raw_
     metrics = benchmark.metrics_.loc[raw.columns].astype(str).to_numpy()
     masks = {metric: metrics == metric for metric in sorted(set(metrics))}
     margins = _margins(margin, list(masks))
