@@ -218,6 +218,40 @@ def test_default_margins_cover_registry_aliases() -> None:
         assert row.median_difference == pytest.approx(-0.001 if worse else 0.001)
 
 
+def test_every_registered_metric_has_a_default_margin_or_a_reason() -> None:
+    from arenalite.registry import known_metrics
+    from arenalite.stats.gate import DEFAULT_MARGINS, NO_DEFAULT_MARGIN
+
+    assert not set(DEFAULT_MARGINS) & set(NO_DEFAULT_MARGIN)
+    assert set(DEFAULT_MARGINS) | set(NO_DEFAULT_MARGIN) == set(known_metrics())
+
+
+def test_log_scores_and_unit_scores_get_their_documented_defaults() -> None:
+    ref = np.linspace(0.3, 0.6, 8)
+    for metric, margin in [("log_loss", 0.01), ("NLL", 0.01), ("gaussian_nll", 0.01),
+                           ("balanced_accuracy", 0.01), ("f1", 0.01), ("auprc", 0.01)]:
+        bench = _load(_frame(ref, {"cand": ref + 0.001}, metric=metric))
+        assert bench.gate("cand", "ref").table.loc[0, "margin"] == margin
+
+
+def test_log_loss_margin_is_twice_the_brier_margin_at_one_half() -> None:
+    """KL(p‖q) ≈ 2 (p − q)² near p = ½: the excess log loss of the Brier margin's forecast."""
+    from arenalite.stats.gate import DEFAULT_MARGINS
+
+    p, q = 0.5, 0.5 + np.sqrt(DEFAULT_MARGINS["brier"])  # excess Brier (p − q)² = 0.005
+    kl = p * np.log(p / q) + (1 - p) * np.log((1 - p) / (1 - q))
+    assert kl == pytest.approx(DEFAULT_MARGINS["log_loss"], rel=0.02)
+
+
+@pytest.mark.parametrize("metric", ["rmse", "MAE", "mse", "crps", "mape"])
+def test_scale_dependent_metrics_ask_for_margin_and_say_why(metric: str) -> None:
+    ref = np.linspace(1.0, 2.0, 8)
+    bench = _load(_frame(ref, {"cand": ref + 0.1}, metric=metric))
+    with pytest.raises(ValueError, match=rf"no default margin for metric '{metric}': "
+                                         r"it is .*; pass margin= as a number"):
+        bench.gate("cand", "ref")
+
+
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(6, 40), low=st.floats(0, 0.02),
        extra=st.floats(0, 0.02))

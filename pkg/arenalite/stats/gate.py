@@ -18,8 +18,28 @@ Datasets with different metrics are never pooled: raw differences of accuracy an
 RMSE are not on one scale, so each metric is its own test (one table row per
 candidate and metric). ``margin`` is then a ``{metric: margin}`` dict; a single
 number is applied to every metric (with a warning when there are several).
-Default margins exist for accuracy, R² and ROC AUC (0.01; also 1 − AUC, on the error
-itself) and Brier (0.005). A dataset exactly at the margin is a zero difference.
+Default margins (:data:`DEFAULT_MARGINS`, in each metric's raw units; every registered
+metric has either a default or a reason in :data:`NO_DEFAULT_MARGIN`):
+
+- 0.01 for accuracy, R² and ROC AUC and 0.005 for the Brier score (the protocol's
+  numbers); 1 − AUC takes 0.01 on the error itself.
+- 0.01 for the other scores bounded in [0, 1] with optimum 1 (balanced accuracy, F1,
+  precision, recall, IoU / Jaccard, average precision): one percentage point, the
+  protocol's margin for accuracy and ROC AUC, on the same scale. (Average precision's
+  chance level is the prevalence, so on rare positives a point is a larger share of
+  the attainable range; pass a smaller margin there if that matters.)
+- 0.01 nats for log loss (``log_loss``, ``logloss``, ``nll``) and Gaussian NLL. Both
+  are the logarithmic scoring rule, so a difference between two models on one dataset
+  is a mean log-likelihood ratio per row, free of the unit of y (rescaling y shifts
+  every Gaussian NLL by the same ln c). 0.01 nats is the Brier margin carried over:
+  the expected excess binary log loss of a forecast q for truth p is KL(p‖q) ≈
+  (p − q)² / (2p(1 − p)), twice the excess Brier (p − q)² at p = ½ (and more
+  elsewhere), so 2 × 0.005 allows the protocol's loss of calibration. For a Gaussian
+  forecast 0.01 nats is a mean off by 0.14 σ or a spread off by about 10 %.
+- None for errors in the units of y (RMSE, MAE, MSE, CRPS) nor for MAPE: see
+  :data:`NO_DEFAULT_MARGIN`; ``margin=`` must be given.
+
+A dataset exactly at the margin is a zero difference.
 Each candidate is its own decision: no multiplicity correction across candidates.
 """
 
@@ -39,14 +59,32 @@ if TYPE_CHECKING:
     from ..benchmark import Benchmark
     from .frequentist import FrequentistResult
 
+_POINT = 0.01
+"""One percentage point of a score in [0, 1]."""
+_NATS = 0.01
+"""Mean log-likelihood ratio per row, in nats: twice the Brier margin (module docstring)."""
+
 DEFAULT_MARGINS = {
-    "accuracy": 0.01, "acc": 0.01, "overall_accuracy": 0.01,
-    "r2": 0.01,
-    "roc_auc": 0.01, "auc": 0.01, "auroc": 0.01,
-    "1-auc": 0.01, "one_minus_auc": 0.01,  # ROC AUC as an error: same units, direction flipped
-    "brier": 0.005,
+    **dict.fromkeys(("accuracy", "acc", "overall_accuracy", "r2", "roc_auc", "auc", "auroc",
+                     "1-auc", "one_minus_auc"), _POINT),  # the protocol's 0.01
+    "brier": 0.005,  # the protocol's number
+    **dict.fromkeys(("balanced_accuracy", "f1", "macro_f1", "multilabel_f1_score", "precision",
+                     "recall", "iou", "miou", "jaccard", "multiclass_jaccard_index", "ap",
+                     "average_precision", "auprc", "map", "test_test_map",
+                     "test_test_segm_map"), _POINT),
+    **dict.fromkeys(("log_loss", "logloss", "nll", "gaussian_nll"), _NATS),
 }
 """Default margins, in each metric's raw units, for the registry names of these metrics."""
+
+_UNITS_OF_Y = ("it is in the units of y, so a fixed number would be strict on one dataset and "
+               "meaningless on another")
+NO_DEFAULT_MARGIN = {
+    **dict.fromkeys(("rmse", "mae", "crps", "crps_gaussian", "gaussian_crps"), _UNITS_OF_Y),
+    "mse": "it is in the squared units of y, so no fixed number fits every dataset",
+    "mape": ("it is unbounded and dominated by rows with y near 0, so a fixed number of "
+             "percentage points means different things on different datasets"),
+}
+"""Registered metrics without a default margin, and why not."""
 MARGIN_RTOL = 1e-9
 """A shifted difference d + margin within this share of the scores' size counts as 0."""
 VERDICTS = ("superior", "non-inferior", "inferior", "inconclusive")
@@ -208,9 +246,10 @@ def _margins(margin: Any, metrics: list[str]) -> dict[str, float]:
         elif key in DEFAULT_MARGINS:
             out[metric] = DEFAULT_MARGINS[key]
         else:
-            raise ValueError(f"no default margin for metric {metric!r} (defaults exist for "
-                             f"{sorted(DEFAULT_MARGINS)!r}); pass margin= as a number or a "
-                             f"{{metric: margin}} dict in the metric's raw units")
+            why = NO_DEFAULT_MARGIN.get(key, "arenalite has no default for it")
+            raise ValueError(f"no default margin for metric {metric!r}: {why}; pass margin= "
+                             f"as a number or a {{{metric!r}: margin}} dict in the metric's "
+                             "raw units (the smallest loss you would accept as negligible)")
     return out
 
 
