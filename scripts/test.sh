@@ -57,6 +57,7 @@ run_pytest .venv-latest -m "not browser"
 if [ -f webgpu_bridge/package.json ]; then
   step "node --test (bridge)"
   (cd webgpu_bridge && npm test)
+  (cd webgpu_bridge && npm run lint)
 fi
 
 step "all tests passed"

@@ -5,10 +5,8 @@ import { runDistanceModel } from "./distance_models.js";
 import { Engine, now } from "./engine.js";
 import { findGpu, requestDevice } from "./gpu.js";
 import { runTransformer } from "./transformer.js";
-import { modelLabel } from "./runner.js";
+import { MODELS, modelLabel } from "./models.js";
 import { loadWeights } from "./weights.js";
-
-export const MODELS = ["knn", "attention", "icl_transformer"];
 
 export class Bridge {
   /**

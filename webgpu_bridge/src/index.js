@@ -1,7 +1,8 @@
 // arenalite WebGPU bridge: in-context tabular models in WGSL, timed per stage, and a
 // runner on persisted splits. Plain ES modules: page, Web Worker and Node (`webgpu`).
-export { Bridge, MODELS } from "./bridge.js";
-export { runSplits, datasetMatrix, modelLabel } from "./runner.js";
+export { Bridge } from "./bridge.js";
+export { MODELS, modelLabel } from "./models.js";
+export { runSplits, datasetMatrix } from "./runner.js";
 export { parseSplits } from "./splits.js";
 export { RESULT_COLUMNS, resultRow } from "./results.js";
 export { rocAuc, logLoss, rmse, taskScore } from "./metrics.js";

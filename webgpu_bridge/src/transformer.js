@@ -21,9 +21,8 @@ function uploadWeights(engine, weights) {
   return buffers;
 }
 
-export async function runTransformer(engine, model, d, weights) {
-  const cfg = weights.config;
-  const { n, m, F, C, task } = d;
+/** Throw when the data do not fit the weights (features > d_in or classes > max_classes). */
+function checkFits(cfg, { F, C }) {
   if (F > cfg.d_in) {
     throw new RangeError(`icl_transformer: ${F} features exceed the weights' d_in = ${cfg.d_in}`);
   }
@@ -31,114 +30,181 @@ export async function runTransformer(engine, model, d, weights) {
     throw new RangeError(`icl_transformer: ${C} classes exceed the weights' max_classes = ` +
       `${cfg.max_classes}`);
   }
-  const D = cfg.d_model;
-  const H = cfg.n_heads;
-  const dh = D / H;
-  const L = cfg.n_layers;
-  const B = batchRows(model, 1024, m);
-  const W = uploadWeights(engine, weights);
-  const w = (name) => W.get(name);
-  const [pMat, pGelu, pLn, pAttn, pHead, pLabel] = await Promise.all(
-    ["matmul", "gelu_mlp", "layer_norm", "attention", "head", "embed"].map((k) => engine.pipeline(k)));
+}
 
-  const matmul = (pass, role, a, M, K, N, wt, bias, out, accumulate = 0) => {
-    const u = engine.uniform(role, [["u32", M], ["u32", K], ["u32", N], ["u32", accumulate]]);
-    engine.dispatch(pass, pMat, { 0: u, 1: a, 2: wt, 3: bias, 4: out },
+const PIPELINES = ["matmul", "gelu_mlp", "layer_norm", "attention", "head", "embed"];
+
+/**
+ * The encoder's dispatches for one call: weights buffers, pipelines and the per-layer
+ * K/V cache of `n` context rows. Each method records into a compute pass; buffers are
+ * named by role (prefix "ctx" or "q") so the engine reuses them across calls.
+ */
+class Encoder {
+  static async create(engine, weights, n) {
+    const pipelines = await Promise.all(PIPELINES.map((k) => engine.pipeline(k)));
+    return new Encoder(engine, weights, n, Object.fromEntries(PIPELINES.map((k, i) => [k, pipelines[i]])));
+  }
+
+  constructor(engine, weights, n, pipelines) {
+    this.engine = engine;
+    this.cfg = weights.config;
+    this.buffers = uploadWeights(engine, weights);
+    this.p = pipelines;
+    this.n = n;
+    const D = this.cfg.d_model;
+    this.kv = Array.from({ length: this.cfg.n_layers }, (_, l) => ({
+      k: engine.buffer(`kv.${l}.k`, n * D * 4), v: engine.buffer(`kv.${l}.v`, n * D * 4),
+    }));
+  }
+
+  w(name) {
+    return this.buffers.get(name);
+  }
+
+  /** The residual-stream buffers of `rows` rows for a prefix ("ctx" or "q"). */
+  streams(pre, rows) {
+    const { d_in: dIn, d_model: D, d_mlp: dMlp } = this.cfg;
+    const buf = (name, width) => this.engine.buffer(`${pre}.${name}`, rows * width * 4);
+    return { x: buf("x", dIn), h: buf("h", D), a: buf("a", D), q: buf("q", D), o: buf("o", D),
+      mid: buf("mid", dMlp) };
+  }
+
+  /** out = a @ W + b (or out += ... when accumulate), a: M × K, W: K × N. */
+  matmul(pass, role, a, M, K, N, weight, bias, out, accumulate = 0) {
+    const u = this.engine.uniform(role, [["u32", M], ["u32", K], ["u32", N], ["u32", accumulate]]);
+    this.engine.dispatch(pass, this.p.matmul, { 0: u, 1: a, 2: this.w(weight), 3: this.w(bias), 4: out },
       [workgroups(N, 16), workgroups(M, 16), 1]);
-  };
-  const layerNorm = (pass, role, x, rows, g, b, out) => {
-    const u = engine.uniform(role, [["u32", rows], ["u32", D], ["f32", cfg.ln_eps]]);
-    engine.dispatch(pass, pLn, { 0: u, 1: x, 2: g, 3: b, 4: out }, [workgroups(rows, 64), 1, 1]);
-  };
-  // One layer on `rows` rows of the residual stream h (prefix "ctx" or "q"). The context
-  // pass writes layer l's K/V cache; its last layer stops there (that output is never
-  // read). Query batches read the cache.
-  const layer = (pass, pre, l, rows, bufs, context) => {
-    const p = `layers.${l}.`;
-    const kv = kvCache[l];
-    layerNorm(pass, `${pre}.${l}.ln1`, bufs.h, rows, w(`${p}ln1.g`), w(`${p}ln1.b`), bufs.a);
-    if (context) {
-      matmul(pass, `${pre}.${l}.k`, bufs.a, rows, D, D, w(`${p}attn.wk`), w(`${p}attn.bk`), kv.k);
-      matmul(pass, `${pre}.${l}.v`, bufs.a, rows, D, D, w(`${p}attn.wv`), w(`${p}attn.bv`), kv.v);
-      if (l === L - 1) return;
-    }
-    matmul(pass, `${pre}.${l}.q`, bufs.a, rows, D, D, w(`${p}attn.wq`), w(`${p}attn.bq`), bufs.q);
-    const ua = engine.uniform(`${pre}.${l}.attn`, [["u32", rows], ["u32", n], ["u32", D],
-      ["u32", H], ["u32", dh], ["f32", 1 / Math.sqrt(dh)]]);
-    engine.dispatch(pass, pAttn, { 0: ua, 1: bufs.q, 2: kv.k, 3: kv.v, 4: bufs.o },
-      [workgroups(rows * H, 64), 1, 1]);
-    matmul(pass, `${pre}.${l}.o`, bufs.o, rows, D, D, w(`${p}attn.wo`), w(`${p}attn.bo`), bufs.h, 1);
-    layerNorm(pass, `${pre}.${l}.ln2`, bufs.h, rows, w(`${p}ln2.g`), w(`${p}ln2.b`), bufs.a);
-    const ug = engine.uniform(`${pre}.${l}.mlp1`, [["u32", rows], ["u32", D], ["u32", cfg.d_mlp]]);
-    engine.dispatch(pass, pGelu, { 0: ug, 1: bufs.a, 2: w(`${p}mlp.w1`), 3: w(`${p}mlp.b1`), 4: bufs.mid },
-      [workgroups(cfg.d_mlp, 16), workgroups(rows, 16), 1]);
-    matmul(pass, `${pre}.${l}.mlp2`, bufs.mid, rows, cfg.d_mlp, D, w(`${p}mlp.w2`), w(`${p}mlp.b2`),
-      bufs.h, 1);
-  };
-  const streams = (pre, rows) => ({
-    x: engine.buffer(`${pre}.x`, rows * cfg.d_in * 4),
-    h: engine.buffer(`${pre}.h`, rows * D * 4),
-    a: engine.buffer(`${pre}.a`, rows * D * 4),
-    q: engine.buffer(`${pre}.q`, rows * D * 4),
-    o: engine.buffer(`${pre}.o`, rows * D * 4),
-    mid: engine.buffer(`${pre}.mid`, rows * cfg.d_mlp * 4),
-  });
+  }
 
-  const timings = { embed: 0, layers: new Array(L).fill(0), head: 0, total: 0, batches: 0 };
-  // Context pass: embed (+ label embedding), then every layer; layer l's K/V are cached.
-  let t0 = now();
-  const stats = columnStats(d.xTrain, n, F);
-  const tstats = task === "regression" ? targetStats(d.yTrain) : null;
-  const ctx = streams("ctx", n);
-  engine.device.queue.writeBuffer(ctx.x, 0, standardize(d.xTrain, n, F, stats, cfg.d_in));
-  const y = engine.upload("ctx.y", gpuLabels(d.yTrain, task, tstats));
-  const xqAll = standardize(d.xTest, m, F, stats, cfg.d_in);
-  const kvCache = Array.from({ length: L }, (_, l) => ({
-    k: engine.buffer(`kv.${l}.k`, n * D * 4), v: engine.buffer(`kv.${l}.v`, n * D * 4),
-  }));
+  layerNorm(pass, role, x, rows, prefix, out) {
+    const u = this.engine.uniform(role, [["u32", rows], ["u32", this.cfg.d_model], ["f32", this.cfg.ln_eps]]);
+    this.engine.dispatch(pass, this.p.layer_norm,
+      { 0: u, 1: x, 2: this.w(`${prefix}.g`), 3: this.w(`${prefix}.b`), 4: out }, [workgroups(rows, 64), 1, 1]);
+  }
+
+  /** Row embedding of `rows` rows of s.x into s.h, plus the label embedding for context rows. */
+  embed(pass, pre, rows, s, labels = null, regression = false) {
+    const { d_in: dIn, d_model: D } = this.cfg;
+    this.matmul(pass, `${pre}.embed`, s.x, rows, dIn, D, "embed.w", "embed.b", s.h);
+    if (!labels) return;
+    const u = this.engine.uniform(`${pre}.label`, [["u32", rows], ["u32", D], ["u32", regression ? 1 : 0]]);
+    this.engine.dispatch(pass, this.p.embed,
+      { 0: u, 1: labels, 2: this.w("label.w"), 3: this.w("label.reg"), 4: s.h }, [workgroups(rows * D, 64), 1, 1]);
+  }
+
+  /**
+   * Layer l on `rows` rows of the stream s. The context pass (`context`) writes layer l's
+   * K/V cache and stops there on the last layer (that output is never read); query
+   * batches read the cache.
+   */
+  layer(pass, pre, l, rows, s, context) {
+    const D = this.cfg.d_model;
+    const p = `layers.${l}.`;
+    const role = `${pre}.${l}`;
+    this.layerNorm(pass, `${role}.ln1`, s.h, rows, `${p}ln1`, s.a);
+    if (context) {
+      this.matmul(pass, `${role}.k`, s.a, rows, D, D, `${p}attn.wk`, `${p}attn.bk`, this.kv[l].k);
+      this.matmul(pass, `${role}.v`, s.a, rows, D, D, `${p}attn.wv`, `${p}attn.bv`, this.kv[l].v);
+      if (l === this.cfg.n_layers - 1) return;
+    }
+    this.matmul(pass, `${role}.q`, s.a, rows, D, D, `${p}attn.wq`, `${p}attn.bq`, s.q);
+    this.attention(pass, role, l, rows, s);
+    this.matmul(pass, `${role}.o`, s.o, rows, D, D, `${p}attn.wo`, `${p}attn.bo`, s.h, 1);
+    this.layerNorm(pass, `${role}.ln2`, s.h, rows, `${p}ln2`, s.a);
+    this.mlp(pass, role, p, rows, s);
+  }
+
+  /** Every row's queries against the cached context keys/values of layer l. */
+  attention(pass, role, l, rows, s) {
+    const { d_model: D, n_heads: H } = this.cfg;
+    const dh = D / H;
+    const u = this.engine.uniform(`${role}.attn`, [["u32", rows], ["u32", this.n], ["u32", D],
+      ["u32", H], ["u32", dh], ["f32", 1 / Math.sqrt(dh)]]);
+    this.engine.dispatch(pass, this.p.attention, { 0: u, 1: s.q, 2: this.kv[l].k, 3: this.kv[l].v, 4: s.o },
+      [workgroups(rows * H, 64), 1, 1]);
+  }
+
+  /** h += GELU(a @ w1 + b1) @ w2 + b2. */
+  mlp(pass, role, p, rows, s) {
+    const { d_model: D, d_mlp: dMlp } = this.cfg;
+    const u = this.engine.uniform(`${role}.mlp1`, [["u32", rows], ["u32", D], ["u32", dMlp]]);
+    this.engine.dispatch(pass, this.p.gelu_mlp,
+      { 0: u, 1: s.a, 2: this.w(`${p}mlp.w1`), 3: this.w(`${p}mlp.b1`), 4: s.mid },
+      [workgroups(dMlp, 16), workgroups(rows, 16), 1]);
+    this.matmul(pass, `${role}.mlp2`, s.mid, rows, dMlp, D, `${p}mlp.w2`, `${p}mlp.b2`, s.h, 1);
+  }
+
+  /** Head on `rows` query rows: softmax over the first C logits, or the regression output. */
+  head(pass, rows, s, C, regression, logits, out) {
+    const { d_model: D, max_classes: maxC } = this.cfg;
+    this.layerNorm(pass, "q.head.ln", s.h, rows, "head.ln", s.a);
+    if (regression) {
+      this.matmul(pass, "q.head.reg", s.a, rows, D, 1, "head.reg.w", "head.reg.b", out);
+      return;
+    }
+    this.matmul(pass, "q.head.cls", s.a, rows, D, maxC, "head.cls.w", "head.cls.b", logits);
+    const u = this.engine.uniform("q.head.softmax", [["u32", rows], ["u32", maxC], ["u32", C]]);
+    this.engine.dispatch(pass, this.p.head, { 0: u, 1: logits, 2: out }, [workgroups(rows, 64), 1, 1]);
+  }
+}
+
+/**
+ * Context pass: standardize (context statistics), upload, embed rows and labels, then
+ * every layer, filling the K/V cache. Adds to `timings`; returns the standardized,
+ * d_in-padded query rows and the target statistics (regression; else null).
+ */
+async function contextPass(enc, d, timings) {
+  const { engine, cfg } = enc;
+  const t0 = now();
+  const stats = columnStats(d.xTrain, d.n, d.F);
+  const tstats = d.task === "regression" ? targetStats(d.yTrain) : null;
+  const ctx = enc.streams("ctx", d.n);
+  engine.device.queue.writeBuffer(ctx.x, 0, standardize(d.xTrain, d.n, d.F, stats, cfg.d_in));
+  const labels = engine.upload("ctx.y", gpuLabels(d.yTrain, d.task, tstats));
+  const queries = standardize(d.xTest, d.m, d.F, stats, cfg.d_in);
   timings.embed += now() - t0;
-  timings.embed += await engine.stage((pass) => {
-    matmul(pass, "ctx.embed", ctx.x, n, cfg.d_in, D, w("embed.w"), w("embed.b"), ctx.h);
-    const ul = engine.uniform("ctx.label", [["u32", n], ["u32", D], ["u32", tstats ? 1 : 0]]);
-    engine.dispatch(pass, pLabel, { 0: ul, 1: y, 2: w("label.w"), 3: w("label.reg"), 4: ctx.h },
-      [workgroups(n * D, 64), 1, 1]);
-  });
-  for (let l = 0; l < L; l++) {
-    timings.layers[l] += await engine.stage((pass) => layer(pass, "ctx", l, n, ctx, true));
+  timings.embed += await engine.stage((pass) => enc.embed(pass, "ctx", d.n, ctx, labels, Boolean(tstats)));
+  for (let l = 0; l < cfg.n_layers; l++) {
+    timings.layers[l] += await engine.stage((pass) => enc.layer(pass, "ctx", l, d.n, ctx, true));
   }
   engine.stats.contextPasses = (engine.stats.contextPasses ?? 0) + 1;
+  return { queries, tstats };
+}
 
-  // Query batches: attend to the cached context keys/values; head on the last stream.
-  const qs = streams("q", B);
-  const width = C || 1;
+/** Query rows in batches of B against the cached context; returns the output array. */
+async function queryBatches(enc, d, queries, B, tstats, timings) {
+  const { engine, cfg } = enc;
+  const width = d.C || 1;
+  const qs = enc.streams("q", B);
   const logits = engine.buffer("q.logits", B * cfg.max_classes * 4);
   const out = engine.buffer("q.out", B * width * 4);
-  const output = new Float32Array(m * width);
-  for (let start = 0; start < m; start += B) {
-    const rows = Math.min(B, m - start);
+  const output = new Float32Array(d.m * width);
+  for (let start = 0; start < d.m; start += B) {
+    const rows = Math.min(B, d.m - start);
     timings.embed += await engine.stage((pass) => {
-      engine.device.queue.writeBuffer(qs.x, 0, xqAll.subarray(start * cfg.d_in, (start + rows) * cfg.d_in));
-      matmul(pass, "q.embed", qs.x, rows, cfg.d_in, D, w("embed.w"), w("embed.b"), qs.h);
+      engine.device.queue.writeBuffer(qs.x, 0, queries.subarray(start * cfg.d_in, (start + rows) * cfg.d_in));
+      enc.embed(pass, "q", rows, qs);
     });
-    for (let l = 0; l < L; l++) {
-      timings.layers[l] += await engine.stage((pass) => layer(pass, "q", l, rows, qs, false));
+    for (let l = 0; l < cfg.n_layers; l++) {
+      timings.layers[l] += await engine.stage((pass) => enc.layer(pass, "q", l, rows, qs, false));
     }
-    t0 = now();
-    await engine.stage((pass) => {
-      layerNorm(pass, "q.head.ln", qs.h, rows, w("head.ln.g"), w("head.ln.b"), qs.a);
-      if (tstats) {
-        matmul(pass, "q.head.reg", qs.a, rows, D, 1, w("head.reg.w"), w("head.reg.b"), out);
-      } else {
-        matmul(pass, "q.head.cls", qs.a, rows, D, cfg.max_classes, w("head.cls.w"), w("head.cls.b"), logits);
-        const uh = engine.uniform("q.head.softmax", [["u32", rows], ["u32", cfg.max_classes], ["u32", C]]);
-        engine.dispatch(pass, pHead, { 0: uh, 1: logits, 2: out }, [workgroups(rows, 64), 1, 1]);
-      }
-    });
-    const part = await engine.read(out, rows * width);
-    storeBatch(output, part, start, rows, width, tstats);
+    const t0 = now();
+    await engine.stage((pass) => enc.head(pass, rows, qs, d.C, Boolean(tstats), logits, out));
+    storeBatch(output, await engine.read(out, rows * width), start, rows, width, tstats);
     timings.head += now() - t0;
     timings.batches++;
   }
+  return output;
+}
+
+/** icl_transformer on validated data `d`; resolves to {output, timings}. */
+export async function runTransformer(engine, model, d, weights) {
+  checkFits(weights.config, d);
+  const B = batchRows(model, 1024, d.m);
+  const enc = await Encoder.create(engine, weights, d.n);
+  const timings = { embed: 0, layers: new Array(weights.config.n_layers).fill(0), head: 0, total: 0, batches: 0 };
+  const { queries, tstats } = await contextPass(enc, d, timings);
+  const output = await queryBatches(enc, d, queries, B, tstats, timings);
   timings.total = timings.embed + timings.layers.reduce((a, b) => a + b, 0) + timings.head;
   return { output, timings };
 }

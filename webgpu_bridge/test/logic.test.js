@@ -169,3 +169,13 @@ test("every WGSL kernel file is readable beside the module", async () => {
     assert.match(await loadKernel(name), /@compute/);
   }
 });
+
+test("the device layer does not import the orchestration layer", async () => {
+  const { readFile } = await import("node:fs/promises");
+  const imports = (name) => readFile(new URL(`../src/${name}`, import.meta.url), "utf8")
+    .then((text) => [...text.matchAll(/from "\.\/([\w.]+)"/g)].map((m) => m[1]));
+  for (const device of ["bridge.js", "engine.js", "transformer.js", "distance_models.js", "gpu.js"]) {
+    const bad = (await imports(device)).filter((m) => ["runner.js", "results.js", "metrics.js", "splits.js"].includes(m));
+    assert.deepEqual(bad, [], `${device} imports ${bad}`);
+  }
+});
