@@ -6,8 +6,12 @@ boot (from PyPI, ``pyodide-lock.json`` patched to their file names and sha256), 
 arenalite wheel in the piplite index (``%pip install arenalite`` in the kernel), runs
 ``jupyter lite build`` into ``_site/`` and adds the demo report (``_site/report/``) and
 the WebGPU bridge (``_site/webgpu_bridge/``).
-Numeric packages (numpy, pandas, matplotlib, scipy) come from ``--pyodide-dist DIR`` (a
-full Pyodide distribution: fully offline site) or else from the Pyodide CDN at run time.
+Numeric packages (numpy, pandas, matplotlib, scipy and their lock-file dependencies) are
+downloaded once from the Pyodide CDN (``--pyodide-cdn``), checked against the lock's sha256
+and vendored too, so one online build gives a fully offline site; ``--pyodide-dist DIR`` (a
+full Pyodide distribution) is another source. When neither has them, the site loads them
+from the CDN at run time; the build warns and writes that mode into ``arenalite-site.json``
+at the site root, where the notebooks' first cell reads it.
 ``python build.py serve`` builds, then serves the site on 127.0.0.1 (``--port``, 8000).
 ``python build.py fetch`` only downloads what the build needs into ``build/site-cache/``;
 ``--offline`` builds from that cache and never touches the network.
@@ -18,6 +22,7 @@ from __future__ import annotations
 import argparse
 import functools
 import hashlib
+import http.client
 import http.server
 import json
 import os
@@ -29,6 +34,8 @@ import tarfile
 import tempfile
 import time
 import tomllib
+import urllib.error
+import urllib.request
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -42,7 +49,13 @@ VENDORED = LITE / "static" / "pyodide"
 PIPLITE_DIR = LITE / "pypi"
 
 PYODIDE_VERSION = "314.0.7"
+#: where the lock file's relative file names live; ARENALITE_PYODIDE_CDN or --pyodide-cdn
+#: override it (tests point it at a loopback server)
 CDN = f"https://cdn.jsdelivr.net/pyodide/v{PYODIDE_VERSION}/full/"
+#: seconds to wait for the CDN to connect or send more bytes: an offline build never hangs
+TIMEOUT = 15.0
+#: the site's mode (where its numeric packages come from), read by arenalite.browser
+SITE_INFO = "arenalite-site.json"
 #: the files of the npm package that make up Pyodide's core (the rest are docs/types)
 CORE_FILES = ("pyodide.mjs", "pyodide.js", "pyodide.asm.mjs", "pyodide.asm.wasm",
               "python_stdlib.zip", "pyodide-lock.json", "package.json")
@@ -147,6 +160,73 @@ def dist_files(lock: Mapping, dist: Path) -> dict[str, Path]:
 # --- downloads (cached) ----------------------------------------------------------------
 
 
+def download(url: str, dest: Path, sha256: str, timeout: float = TIMEOUT) -> int:
+    """Download ``url`` to ``dest`` atomically; returns its size in bytes.
+
+    The bytes go to a temp file next to ``dest``, which is renamed only once its length
+    matches the Content-Length and its sha256 is ``sha256``: a half-written or wrong file
+    never appears at ``dest``. Raises ValueError naming the file for an HTTP error, a
+    truncated download or a digest mismatch; OSError (URLError, timeout) when the server
+    cannot be reached at all.
+    """
+    name = dest.name
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".part", dir=dest.parent)
+    try:
+        digest, size = hashlib.sha256(), 0
+        with os.fdopen(fd, "wb") as part:
+            try:
+                response = urllib.request.urlopen(url, timeout=timeout)
+            except urllib.error.HTTPError as exc:
+                raise ValueError(f"{name}: {url} answered HTTP {exc.code} {exc.reason}") from exc
+            with response:
+                expected = response.headers.get("Content-Length")
+                try:
+                    while chunk := response.read(1 << 20):
+                        digest.update(chunk)
+                        part.write(chunk)
+                        size += len(chunk)
+                except (http.client.IncompleteRead, OSError) as exc:
+                    raise ValueError(f"{name}: truncated download from {url} after {size} "
+                                     f"bytes ({exc!r})") from exc
+        if expected is not None and size != int(expected):
+            raise ValueError(f"{name}: truncated download from {url}: {size} of {expected} "
+                             "bytes")
+        if digest.hexdigest() != sha256:
+            raise ValueError(f"{name}: sha256 of the download from {url} is "
+                             f"{digest.hexdigest()}, pyodide-lock.json says {sha256}")
+        os.replace(tmp, dest)
+        return size
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+
+
+def lock_files(lock: Mapping, keys: Iterable[str], cache: Path, cdn: str | None = None,
+               timeout: float = TIMEOUT) -> dict[str, Path]:
+    """Lock keys → their files in ``cache`` (sha256 as the lock says).
+
+    With ``cdn`` (the base URL of the lock's relative file names) the missing ones are
+    downloaded first, with a line of progress per file; without it they are left out.
+    Errors as :func:`download`'s; files downloaded before an error stay in the cache.
+    """
+    cache.mkdir(parents=True, exist_ok=True)
+    entries = {key: lock["packages"][key] for key in keys}
+    missing = [key for key, e in entries.items()
+               if not (cache / e["file_name"]).is_file()
+               or sha256_of(cache / e["file_name"]) != e["sha256"]]
+    if cdn is not None and missing:
+        start = step(f"downloading {len(missing)} packages from {cdn}")
+        for i, key in enumerate(missing, 1):
+            file_name = entries[key]["file_name"]
+            began = time.perf_counter()
+            size = download(cdn + file_name, cache / file_name, entries[key]["sha256"], timeout)
+            print(f"[build]   ({i}/{len(missing)}) {file_name} {size / 2**20:.1f} MiB "
+                  f"({time.perf_counter() - began:.1f}s)", flush=True)
+        print(f"[build]   done ({time.perf_counter() - start:.1f}s)")
+        missing = []
+    return {key: cache / e["file_name"] for key, e in entries.items() if key not in missing}
+
+
+
 def fetch(offline: bool) -> tuple[Path, list[Path]]:
     """Pyodide's npm package (extracted) and the kernel's wheels, from the cache or the net."""
     package = CACHE / f"pyodide-{PYODIDE_VERSION}"
@@ -197,6 +277,22 @@ def fetch(offline: bool) -> tuple[Path, list[Path]]:
     return package, sorted(wheels_dir.glob("*.whl"))
 
 
+def fetch_all(cdn: str = CDN) -> None:
+    """``build.py fetch``: everything the build downloads, the numeric packages included;
+    any failure (an unreachable CDN too) is an error here."""
+    package, _ = fetch(offline=False)
+    lock = json.loads((package / "pyodide-lock.json").read_text(encoding="utf-8"))
+    try:
+        lock_files(lock, numeric_keys(lock), CACHE / "pyodide-packages", cdn)
+    except OSError as exc:
+        raise SystemExit(f"build fetch: the Pyodide CDN {cdn} cannot be reached "
+                         f"({getattr(exc, 'reason', exc)}); numpy/pandas/matplotlib/scipy were "
+                         "not downloaded") from exc
+    except ValueError as exc:
+        raise SystemExit(f"build fetch: {exc}") from exc
+    step(f"cache ready in {CACHE}/ (numpy/pandas/matplotlib/scipy included)")
+
+
 def _pip_quiet(args: list[str]) -> bool:
     """Whether ``pip <args>`` succeeds (output discarded)."""
     result = subprocess.run([sys.executable, "-m", "pip", *args, "-q"],
@@ -221,8 +317,36 @@ def build_wheel() -> Path:
     return wheels[-1]
 
 
-def vendor_pyodide(package: Path, wheels: list[Path], pyodide_dist: Path | None) -> None:
-    """Pyodide's core, the kernel's wheels (and a full distribution's files) + patched lock."""
+def numeric_keys(lock: Mapping) -> list[str]:
+    """Lock keys of the numeric packages and their dependencies, less the kernel's own."""
+    kernel = set(lock_closure(lock, KERNEL_ROOTS))
+    return [key for key in lock_closure(lock, NUMERIC) if key not in kernel]
+
+
+def numeric_files(lock: Mapping, keys: list[str], *, offline: bool,
+                  cdn: str) -> tuple[dict[str, Path], str]:
+    """The numeric packages' files from the cache, downloading the missing ones unless
+    ``offline``; returns (lock key → file, why the others are missing).
+
+    An unreachable CDN is not an error here (the site then loads them from the CDN at run
+    time); a bad download is (SystemExit naming the file).
+    """
+    cache = CACHE / "pyodide-packages"
+    if offline:
+        return lock_files(lock, keys, cache), "--offline was given and the cache lacks them"
+    try:
+        return lock_files(lock, keys, cache, cdn), ""
+    except ValueError as exc:
+        raise SystemExit(f"build: {exc}") from exc
+    except OSError as exc:
+        reason = getattr(exc, "reason", exc)
+        return lock_files(lock, keys, cache), f"{cdn} cannot be reached: {reason}"
+
+
+def vendor_pyodide(package: Path, wheels: list[Path], pyodide_dist: Path | None, *,
+                   offline: bool, cdn: str = CDN) -> dict:
+    """Pyodide's core, the kernel's wheels, the numeric packages (from a full distribution,
+    the cache or the CDN) + the patched lock; returns the site's mode (SITE_INFO)."""
     start = step(f"vendoring Pyodide {PYODIDE_VERSION} into {VENDORED.relative_to(ROOT)}/")
     shutil.rmtree(VENDORED, ignore_errors=True)
     VENDORED.mkdir(parents=True)
@@ -236,24 +360,28 @@ def vendor_pyodide(package: Path, wheels: list[Path], pyodide_dist: Path | None)
             local = {**dist_files(lock, pyodide_dist), **local}
         except ValueError as exc:
             raise SystemExit(f"build: {exc}") from exc
+    wanted = [key for key in numeric_keys(lock) if key not in local]
+    numeric, why = numeric_files(lock, wanted, offline=offline, cdn=cdn)
+    if pyodide_dist is not None:
+        why = f"{pyodide_dist} lacks them; {why}"
+    local = {**numeric, **local}
     for path in local.values():
         shutil.copy2(path, VENDORED / path.name)
-    patched = patch_lock(lock, local)
+    patched = patch_lock(lock, local, cdn)
     (VENDORED / "pyodide-lock.json").write_text(json.dumps(patched, indent=1), encoding="utf-8")
-    needed = lock_closure(lock, NUMERIC)
-    remote = [k for k in needed if k not in local]
+    remote = [key for key in lock_closure(lock, NUMERIC) if key not in local]
     print(f"[build]   {len(local)} of {len(lock['packages'])} lock-file packages local "
           f"({time.perf_counter() - start:.1f}s)")
-    if not remote:
-        print(f"[build]   numpy/pandas/matplotlib/scipy: vendored from {pyodide_dist} — the "
-              "site is fully offline")
-    elif pyodide_dist is not None:
-        print(f"[build]   numpy/pandas/matplotlib/scipy: {pyodide_dist} lacks {remote}; "
-              f"those load at run time from the Pyodide CDN {CDN}")
+    if remote:
+        print(f"[build] WARNING: numpy/pandas/matplotlib/scipy are not in the site ({why}); "
+              f"it will load these {len(remote)} packages from the Pyodide CDN {cdn} at run "
+              f"time, so its notebooks need the network: {', '.join(remote)}. For a fully "
+              "offline site run `python build.py fetch` once online (or pass --pyodide-dist "
+              "DIR, a full Pyodide distribution).", file=sys.stderr, flush=True)
     else:
-        print(f"[build]   numpy/pandas/matplotlib/scipy: loaded at run time from the Pyodide "
-              f"CDN {CDN} (the kernel itself boots offline; pass --pyodide-dist DIR with a "
-              "full Pyodide distribution for a fully offline site)")
+        print("[build]   numpy/pandas/matplotlib/scipy: vendored — the site is fully offline")
+    return {"pyodide": PYODIDE_VERSION, "numeric": "cdn" if remote else "vendored",
+            "cdn": cdn, "remote": remote}
 
 
 def stage_piplite(arenalite_wheel: Path, wheels: list[Path]) -> None:
@@ -303,24 +431,55 @@ def copy_bridge(out: Path) -> None:
                     out / "webgpu_bridge" / "weights")
 
 
+def copy_webgpu_page(out: Path) -> None:
+    """The WebGPU timing page (``webgpu_bridge/page/``, no Python) into ``out/webgpu/``, with
+    the bundled datasets and their persisted splits (``arenalite.splits``, the same JSON the
+    Python runner reads) in ``data/``: ``datasets.json`` lists them (rows, features, task,
+    splits); ``NAME.json`` is the dataset object the bridge's ``runSplits`` takes."""
+    step("copying the WebGPU timing page and exporting its datasets and splits")
+    sys.path.insert(0, str(ROOT / "pkg"))
+    from arenalite import datasets, splits
+
+    data = out / "webgpu" / "data"
+    shutil.copytree(ROOT / "webgpu_bridge" / "page", out / "webgpu")
+    data.mkdir()
+    listing = []
+    for name in datasets.names():
+        ds, entry = datasets.load(name), datasets.info(name)
+        split = splits.make_splits(ds.n_rows, ds.task, y=ds.y, dataset=name)
+        splits.save(split, data / f"{name}.splits.json")
+        dataset = {"name": name, "task": ds.task, "nClasses": ds.n_classes,
+                   "nFeatures": ds.X.shape[1], "featureNames": list(ds.feature_names),
+                   "x": ds.X.ravel().tolist(), "y": ds.y.tolist()}
+        (data / f"{name}.json").write_text(json.dumps(dataset), encoding="utf-8")
+        listing.append({"name": name, "task": ds.task, "n_rows": ds.n_rows,
+                        "n_features": ds.X.shape[1], "n_classes": ds.n_classes,
+                        "kind": split["kind"], "n_repeats": split["n_repeats"],
+                        "n_folds": split["n_folds"], "n_splits": len(split["splits"]),
+                        "source": entry["source"], "licence": entry["licence"]})
+    (data / "datasets.json").write_text(json.dumps(listing, indent=1) + "\n", encoding="utf-8")
+
+
 def site_size(out: Path) -> tuple[int, int]:
     files = [p for p in out.rglob("*") if p.is_file()]
     return len(files), sum(p.stat().st_size for p in files)
 
 
 def build_site(out: Path = SITE, *, pyodide_dist: Path | None = None, offline: bool = False,
-               n_bootstrap: int = 1000) -> Path:
+               n_bootstrap: int = 1000, cdn: str = CDN) -> Path:
     """Everything of SPEC §9 into ``out`` (replaced); returns ``out``."""
     start = time.perf_counter()
     package, wheels = fetch(offline)
     wheel = build_wheel()
-    vendor_pyodide(package, wheels, pyodide_dist)
+    mode = vendor_pyodide(package, wheels, pyodide_dist, offline=offline, cdn=cdn)
     stage_piplite(wheel, wheels)
     if out.exists():
         shutil.rmtree(out)
     jupyter_lite_build(out)
+    (out / SITE_INFO).write_text(json.dumps(mode, indent=1) + "\n", encoding="utf-8")
     build_report(out / "report", n_bootstrap)
     copy_bridge(out)
+    copy_webgpu_page(out)
     n_files, n_bytes = site_size(out)
     step(f"site ready in {out} ({n_files} files, {n_bytes / 2**20:.1f} MiB, "
          f"{time.perf_counter() - start:.1f}s)")
@@ -367,7 +526,8 @@ def serve(site: Path, port: int) -> None:
         base = f"http://127.0.0.1:{server.server_address[1]}"
         print(f"[build] serving {site} on {base}/ (Ctrl-C stops)\n"
               f"[build]   JupyterLab: {base}/lab/index.html  REPL: {base}/repl/index.html\n"
-              f"[build]   demo report: {base}/report/report.html", flush=True)
+              f"[build]   demo report: {base}/report/report.html  "
+              f"WebGPU timing: {base}/webgpu/index.html", flush=True)
         try:
             server.serve_forever()
         except KeyboardInterrupt:
@@ -384,15 +544,18 @@ def main(argv: list[str] | None = None) -> None:
                         help="a full Pyodide distribution folder: vendor its packages too")
     parser.add_argument("--offline", action="store_true",
                         help="use only build/site-cache/ (see `fetch`); never download")
+    parser.add_argument("--pyodide-cdn", default=os.environ.get("ARENALITE_PYODIDE_CDN", CDN),
+                        help="base URL of the lock file's packages (env ARENALITE_PYODIDE_CDN; "
+                        f"default {CDN})")
     parser.add_argument("--n-bootstrap", type=int, default=1000,
                         help="bootstrap replicates of the demo report")
     args = parser.parse_args(argv)
+    cdn = args.pyodide_cdn.rstrip("/") + "/"
     if args.command == "fetch":
-        fetch(offline=False)
-        step(f"cache ready in {CACHE.relative_to(ROOT)}/")
+        fetch_all(cdn)
         return
     out = build_site(args.output.resolve(), pyodide_dist=args.pyodide_dist,
-                     offline=args.offline, n_bootstrap=args.n_bootstrap)
+                     offline=args.offline, n_bootstrap=args.n_bootstrap, cdn=cdn)
     if args.command == "serve":
         serve(out, args.port)
 
