@@ -200,13 +200,18 @@ def test_strong_connectivity():
 
 def test_separation_adds_documented_prior_with_warning():
     df = frame({"Best": [0.9, 0.95, 0.99], "Mid": [0.5, 0.6, 0.4], "Low": [0.3, 0.55, 0.45]})
-    with pytest.warns(UserWarning, match="prior of one virtual dataset"):
+    with pytest.warns(UserWarning, match="tie prior, one virtual match day") as caught:
         res = load(df).elo_ranking(n_bootstrap=30, random_state=1)
+    assert any("30 of 30 bootstrap replicates" in str(w.message) for w in caught)
     values = res.table[["ELO", "CI_low", "CI_high"]].to_numpy()
     assert np.isfinite(values).all()
     assert res.table["model"].iloc[0] == "Best" and res.params["regularized"]
-    # the regularized point estimate is the MLE of the data plus one all-tie dataset
-    win = np.array([[0, 3, 3], [0, 0, 2], [0, 1, 0]], dtype=float) / 3 + E.tie_prior(3)
+    assert res.params["regularized_replicates"] == 30
+    # the regularized point estimate is the MLE of the data plus the tie prior: battles
+    # weigh 1/3, so every pair ties with weight (1/3) / (M − 1) = 1/6, 1/12 to each side
+    prior = E.tie_prior(3, 1 / 6)
+    assert prior[0, 1] == pytest.approx(1 / 12) and prior.sum(axis=1) == pytest.approx([1 / 6] * 3)
+    win = np.array([[0, 3, 3], [0, 0, 2], [0, 1, 0]], dtype=float) / 3 + prior
     expected = E.to_elo(E.bradley_terry(win[None]))[0]
     assert ratings(res)["Best"] == pytest.approx(expected[0])
 
@@ -300,21 +305,30 @@ def test_poisson_and_exact_bootstrap_agree():
     bench = load(pd.DataFrame(frame_rows), seed="seed")
     exact = bench.elo_ranking(n_bootstrap=1500, random_state=0, resampling="multinomial")
     poisson = bench.elo_ranking(n_bootstrap=1500, random_state=0, resampling="poisson")
-    assert exact.params["resampling"] == "multinomial"
-    assert poisson.params["resampling"] == "poisson"
+    assert exact.params["resampling"] == poisson.params["resampling"] == "battle"
+    assert (exact.params["draw"], poisson.params["draw"]) == ("multinomial", "poisson")
     pd.testing.assert_series_equal(exact.table["ELO"], poisson.table["ELO"])
     width_exact = (exact.table["CI_high"] - exact.table["CI_low"]).to_numpy()
     width_poisson = (poisson.table["CI_high"] - poisson.table["CI_low"]).to_numpy()
     assert np.allclose(width_poisson, width_exact, rtol=0.2)
 
 
-def test_auto_resampling_switches_on_size(four_models, monkeypatch):
+@pytest.mark.parametrize("name", ["auto", "battle"])
+def test_auto_resampling_switches_on_size(four_models, monkeypatch, name):
     bench = load(four_models)
-    assert bench.elo_ranking(n_bootstrap=10, random_state=0).params["resampling"] == "multinomial"
+    res = bench.elo_ranking(n_bootstrap=10, random_state=0, resampling=name)
+    assert (res.params["resampling"], res.params["draw"]) == ("battle", "multinomial")
     monkeypatch.setattr(E, "EXACT_DRAW_LIMIT", 100)
-    assert bench.elo_ranking(n_bootstrap=10, random_state=0).params["resampling"] == "poisson"
-    with pytest.raises(ValueError, match="resampling.*'bayes'"):
-        bench.elo_ranking(resampling="bayes")
+    assert bench.elo_ranking(n_bootstrap=10, random_state=0,
+                             resampling=name).params["draw"] == "poisson"
+
+
+@pytest.mark.parametrize("bad", ["bayes", "Dataset", None, 3])
+def test_bad_resampling_names_parameter_and_choices(four_models, bad):
+    pattern = r"resampling must be one of \('battle', 'split', 'dataset'\).*'auto'.*got " + \
+        re.escape(repr(bad))
+    with pytest.raises(ValueError, match=pattern):
+        load(four_models).elo_ranking(resampling=bad)
 
 
 def test_bootstrap_is_seedable_and_brackets_point(four_models):

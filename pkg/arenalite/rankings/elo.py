@@ -7,31 +7,52 @@ so a complete dataset carries total weight 1. Ratings are the joint maximum-like
 Bradley-Terry abilities of the weighted win matrix (Newton's method with a line search),
 reported as R = 1000 + 400/ln10 · (θ − mean θ).
 
-When the comparison graph is not strongly connected (a model wins or loses every battle,
-or groups never beat each other) the MLE is infinite. Only then a prior is added: one
-virtual dataset in which every pair of models ties, i.e. a pseudo-battle of weight 1/P
-per pair, half a point to each side. A warning says so. Bootstrap replicates get the same
-prior only if they need it themselves.
+Regularization rule. When a win matrix's graph is not strongly connected (a model wins
+or loses every battle, or groups never beat each other) its MLE is infinite. Then, and
+only then, a tie prior is added: one virtual match day in which every pair ties with
+weight w_min / (M − 1), w_min the lightest battle weight of the data. Every model thus
+gets half a win and half a loss of the lightest real battle (a Haldane-style ½
+correction), spread evenly over its opponents: the smallest nudge that keeps the ratings
+finite, and too small to reorder models that the data order. The point estimate and
+every bootstrap replicate follow the same rule, each only when it needs it, and no
+replicate is ever dropped; warnings say how many needed it.
 
-The 95 % interval resamples battles with replacement within each match day: per
-replicate, n_k uniform draws among the n_k battles of match day k, accumulated straight
-into per-replicate (pair) sums with ``bincount``, then solved for all replicates at once
-on the (B, M, M) win tensors. No battle × model design matrix is ever built.
+The 95 % interval is the 2.5 / 97.5 % quantiles of ``n_bootstrap`` replicates (the point
+stays the full-data MLE). Three resampling schemes answer three questions:
 
-Exact resampling draws one number per battle and replicate. When that exceeds
+- ``"battle"``: battles resampled with replacement within each match day — how sure
+  are we on exactly these splits?
+- ``"split"``: the K match days (dataset × split) drawn with replacement from the pool
+  (the tournament methodology's "Dataset-Split Resampling") — how sure are we on splits
+  like these, treating every split as an independent tournament?
+- ``"dataset"``: whole datasets drawn with replacement, all their match days together (a
+  dataset drawn c times counts c times; TabArena's scheme) — how sure are we on
+  datasets like these? The coverage study in ``bench/bench_coverage.py`` shows that only
+  this one holds its 95 % when datasets differ, hence the default.
+
+All schemes are vectorized. "split" and "dataset" draw one multinomial count vector per
+replicate over the units (match days or datasets) and form every replicate's pair sums
+as ``counts @ unit_sums`` (a (B × U) by (U × P) product); then all replicates of a chunk
+are solved together on their (B, M, M) win tensors.
+
+The "battle" scheme draws per replicate n_k uniform draws among the n_k battles of each
+match day, accumulated straight into per-replicate pair sums with ``bincount``. Exact
+resampling draws one number per battle and replicate; when that exceeds
 ``EXACT_DRAW_LIMIT`` (e.g. 150 models × 2,000 match days × 1,000 replicates = 22 billion
 draws) ``resampling="auto"`` switches to the Poisson bootstrap (Hanley & MacGibbon 2006):
-every battle gets an independent Poisson(1) count instead of a multinomial one. The
-sum of independent Poisson counts is Poisson, so per replicate only three draws per
-(pair, battle weight) are needed — Poisson(#wins), Poisson(#ties), Poisson(#losses) —
-whatever the number of match days. It differs from the exact scheme only in not fixing
-each match day's total at n_k, a covariance of −1/n_k between battles of a day.
+every battle gets an independent Poisson(1) count, and since sums of independent Poisson
+counts are Poisson, only three draws per (pair, battle weight) are needed per replicate —
+Poisson(#wins), Poisson(#ties), Poisson(#losses). It differs from the exact scheme only in
+not fixing each match day's total at n_k. ``"battle"`` is ``"auto"``; ``"multinomial"``
+and ``"poisson"`` force one way of drawing it.
 """
 
 from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -50,7 +71,10 @@ RULE_OF_THUMB_DELTAS = (0, 50, 100, 200, 400)
 _DRAW_BUDGET = 4_000_000  # random draws held in memory at once during the bootstrap
 _SOLVE_BUDGET = 2_000_000  # B · M · M entries per batched Newton solve
 EXACT_DRAW_LIMIT = 200_000_000  # battles × replicates above which "auto" uses Poisson
-RESAMPLING = ("auto", "multinomial", "poisson")
+SCHEMES = ("battle", "split", "dataset")
+BATTLE_DRAWS = ("auto", "multinomial", "poisson")  # ways of drawing the "battle" scheme
+RESAMPLING = SCHEMES + BATTLE_DRAWS
+DEFAULT_RESAMPLING = "dataset"
 
 
 # ---- Elo scale -----------------------------------------------------------------------
@@ -87,14 +111,14 @@ def elo_rule_of_thumb(deltas: Any = RULE_OF_THUMB_DELTAS) -> pd.DataFrame:
 def match_days(benchmark: Benchmark) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Normalized scores per match day: (scores K × M with NaN where absent, dataset codes, S_d).
 
-    Columns follow ``benchmark.models_``; the last array gives each match day's S_d.
+    Columns follow ``benchmark.models_``, dataset codes index ``benchmark.datasets_``;
+    the last array gives each match day's S_d.
     """
     keys = ["dataset", "seed"] if benchmark.has_seeds else ["dataset"]
     table = benchmark.long_.set_index(keys + ["model"])["norm"].unstack("model")
     datasets = table.index.get_level_values("dataset")
-    models = benchmark.models_
-    table = table.reindex(columns=models)
-    codes, _ = pd.factorize(datasets, sort=True)
+    table = table.reindex(columns=benchmark.models_)
+    codes = pd.Index(benchmark.datasets_).get_indexer(datasets)
     seeds_per_dataset = np.bincount(codes)
     return table.to_numpy(dtype=float), codes, seeds_per_dataset[codes]
 
@@ -132,12 +156,18 @@ def pair_sums_to_matrix(won: np.ndarray, lost: np.ndarray, pairs: np.ndarray,
     return win
 
 
+def day_pair_sums(points: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Weighted points of the first and of the second model per match day and pair: (K, P) each."""
+    met = ~np.isnan(points)
+    won = np.where(met, points, 0.0) * weights[:, None]
+    lost = np.where(met, 1.0 - points, 0.0) * weights[:, None]
+    return won, lost
+
+
 def win_matrix(points: np.ndarray, weights: np.ndarray, pairs: np.ndarray, m: int) -> np.ndarray:
     """Weighted win matrix W (M × M): W_ij = weighted points of i against j."""
-    met = ~np.isnan(points)
-    won = (np.where(met, points, 0.0) * weights[:, None]).sum(axis=0)
-    lost = (np.where(met, 1.0 - points, 0.0) * weights[:, None]).sum(axis=0)
-    return pair_sums_to_matrix(won, lost, pairs, m)
+    won, lost = day_pair_sums(points, weights)
+    return pair_sums_to_matrix(won.sum(axis=0), lost.sum(axis=0), pairs, m)
 
 
 def strongly_connected(win: np.ndarray) -> np.ndarray:
@@ -159,10 +189,17 @@ def strongly_connected(win: np.ndarray) -> np.ndarray:
     return ok
 
 
-def tie_prior(m: int) -> np.ndarray:
-    """The regularizing prior: one virtual dataset where every pair ties (weight 1/P each)."""
-    n_pairs = m * (m - 1) / 2
-    prior = np.full((m, m), 0.5 / n_pairs)
+def prior_weight(weights: np.ndarray, m: int) -> float:
+    """Per-pair weight of the tie prior: w_min / (M − 1), w_min the lightest battle weight.
+
+    Every model then gets half a win and half a loss of the lightest real battle.
+    """
+    return float(weights.min()) / (m - 1)
+
+
+def tie_prior(m: int, weight: float) -> np.ndarray:
+    """The regularizing prior: one virtual match day where every pair ties with ``weight``."""
+    prior = np.full((m, m), 0.5 * weight)
     np.fill_diagonal(prior, 0.0)
     return prior
 
@@ -259,8 +296,9 @@ def _chord(win: np.ndarray, theta0: np.ndarray, tol: float,
     return theta, converged
 
 
-def _solve_batch(win: np.ndarray, theta0: np.ndarray | None) -> tuple[np.ndarray, int]:
-    """Regularize (only) the matrices that need it, then solve; returns (θ, n regularized).
+def _solve_batch(win: np.ndarray, theta0: np.ndarray | None,
+                 prior: np.ndarray) -> tuple[np.ndarray, int]:
+    """Add ``prior`` to (only) the matrices that need it, then solve; returns (θ, n regularized).
 
     A matrix needs the prior when its graph is not strongly connected, or when Newton
     does not converge on it (a nearly separated, numerically infinite MLE).
@@ -269,7 +307,7 @@ def _solve_batch(win: np.ndarray, theta0: np.ndarray | None) -> tuple[np.ndarray
     bad = ~strongly_connected(win)
     if bad.any():
         win = win.copy()
-        win[bad] += tie_prior(m)
+        win[bad] += prior
     if theta0 is None:
         theta, converged = _newton(win, None, 1e-9, 200)
     else:
@@ -283,7 +321,7 @@ def _solve_batch(win: np.ndarray, theta0: np.ndarray | None) -> tuple[np.ndarray
         if not again.any():
             raise RuntimeError("Bradley-Terry Newton iteration did not converge even with the "
                                "tie prior")
-        theta[again] = bradley_terry(win[again] + tie_prior(m))
+        theta[again] = bradley_terry(win[again] + prior)
         bad |= again
     return theta, int(bad.sum())
 
@@ -368,6 +406,29 @@ def poisson_pair_sums(points: np.ndarray, weights: np.ndarray, n_bootstrap: int,
         done += size
 
 
+def resample_counts(n_units: int, n_bootstrap: int, rng: np.random.Generator) -> np.ndarray:
+    """(B, U) counts: per replicate, U units drawn with replacement from U (multinomial)."""
+    return rng.multinomial(n_units, np.full(n_units, 1.0 / n_units), size=n_bootstrap)
+
+
+def group_sums(rows: np.ndarray, groups: np.ndarray, n_groups: int) -> np.ndarray:
+    """Sums of the rows of ``rows`` (K, …) per group label in ``groups`` (K): (n_groups, …)."""
+    onehot = np.zeros((n_groups, len(groups)))
+    onehot[groups, np.arange(len(groups))] = 1.0
+    return onehot @ rows
+
+
+def unit_bootstrap_pair_sums(won: np.ndarray, lost: np.ndarray, counts: np.ndarray,
+                             chunk: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Yield (won, lost), each (chunk, P): ``counts @`` the per-unit pair sums (U, P).
+
+    A unit (match day or dataset) drawn c times in a replicate counts c times.
+    """
+    for first in range(0, len(counts), chunk):
+        block = counts[first:first + chunk].astype(float)
+        yield block @ won, block @ lost
+
+
 def to_elo(theta: np.ndarray) -> np.ndarray:
     """Abilities θ → Elo ratings centred on 1000 (last axis = models)."""
     return ELO_BASE + ELO_SCALE * (theta - theta.mean(axis=-1, keepdims=True))
@@ -443,6 +504,13 @@ class EloResult(Result):
         self.bootstrap = bootstrap
 
     @property
+    def margin(self) -> pd.Series:
+        """± margin per model, (R₀.₉₇₅ − R₀.₀₂₅) / 2, as the tournament methodology reports it."""
+        half = (self.table["CI_high"] - self.table["CI_low"]) / 2
+        return pd.Series(half.to_numpy(), index=pd.Index(self.table["model"], name="model"),
+                         name="margin")
+
+    @property
     def scorecard(self) -> pd.DataFrame:
         """The record as a model × opponent grid of "W–L (share)" strings, with a total column."""
         grid = self.record.pivot(index="model", columns="opponent", values="record")
@@ -454,13 +522,14 @@ class EloResult(Result):
 
     def plot(self, ax: Any = None, figsize: tuple[float, float] | None = None,
              title: str | None = None, model_colors: Any = None) -> Any:
-        """Bars from 1000 with 95 % whiskers; ``model_colors`` in table order or by name."""
-        from ..plots.bars import ranking_bars
+        """Ratings as points with 95 % whiskers; ``model_colors`` in table order or by name."""
+        from ..plots.intervals import interval_plot
 
-        return ranking_bars(self.table, "ELO", ci=("CI_low", "CI_high"), ax=ax, figsize=figsize,
-                            title=title or "Bradley-Terry Elo (95 % bootstrap interval)",
-                            xlabel="Elo rating", reference_line=ELO_BASE,
-                            model_colors=model_colors)
+        scheme = self.params.get("resampling", "")
+        return interval_plot(self.table, "ELO", low="CI_low", high="CI_high", ax=ax,
+                             figsize=figsize, reference_line=ELO_BASE, model_colors=model_colors,
+                             title=title or f"Bradley-Terry Elo (95 % {scheme} bootstrap interval)",
+                             xlabel="Elo rating")
 
     def plot_winrate(self, ax: Any = None, figsize: tuple[float, float] | None = None,
                      title: str | None = None) -> Any:
@@ -473,13 +542,22 @@ class EloResult(Result):
                        vmin=0.0, vmax=1.0, xlabel="opponent", ylabel="model")
 
 
-def _check_resampling(resampling: Any, n_battles: int, n_bootstrap: int) -> str:
-    if resampling not in RESAMPLING:
-        raise ValueError(f"resampling must be one of {RESAMPLING!r}, got {resampling!r}")
-    if resampling == "auto":
-        exact = n_battles * n_bootstrap <= EXACT_DRAW_LIMIT
-        return "multinomial" if exact else "poisson"
-    return resampling
+# ---- checks ------------------------------------------------------------------------------
+def check_resampling(resampling: Any) -> tuple[str, str | None]:
+    """``resampling`` → (scheme, way of drawing the battle scheme or None)."""
+    if not isinstance(resampling, str) or resampling not in RESAMPLING:
+        raise ValueError(f"resampling must be one of {SCHEMES!r} (or {BATTLE_DRAWS!r}, ways of "
+                         f"drawing the 'battle' scheme), got {resampling!r}")
+    if resampling in SCHEMES:
+        return resampling, ("auto" if resampling == "battle" else None)
+    return "battle", resampling
+
+
+def _battle_draw(draw: str, n_battles: int, n_bootstrap: int) -> str:
+    """"auto" → exact multinomial draws unless battles × replicates exceeds the limit."""
+    if draw != "auto":
+        return draw
+    return "multinomial" if n_battles * n_bootstrap <= EXACT_DRAW_LIMIT else "poisson"
 
 
 def _check_params(n_bootstrap: Any, tie_threshold: Any) -> tuple[int, float]:
@@ -491,6 +569,15 @@ def _check_params(n_bootstrap: Any, tie_threshold: Any) -> tuple[int, float]:
     if not (math.isfinite(tie_threshold) and tie_threshold >= 0):
         raise ValueError(f"tie_threshold must be finite and >= 0, got {tie_threshold!r}")
     return n_bootstrap, float(tie_threshold)
+
+
+def check_models(models: list[str], calibration_model: Any) -> None:
+    """At least two models, and ``calibration_model`` (if given) among them."""
+    if len(models) < 2:
+        raise ValueError(f"Elo needs at least two models, got {models!r}")
+    if calibration_model is not None and calibration_model not in models:
+        raise ValueError(f"calibration_model {calibration_model!r} not found in score matrix; "
+                         f"models are {models!r}")
 
 
 def _warn_few_shared_seeds(scores: np.ndarray, codes: np.ndarray, pairs: np.ndarray,
@@ -508,7 +595,134 @@ def _warn_few_shared_seeds(scores: np.ndarray, codes: np.ndarray, pairs: np.ndar
         warnings.warn(f"models share few or no seed labels in dataset(s) {names!r}: battles are "
                       "only played on a common seed label, so pairs sharing under half of a "
                       "dataset's seed labels weigh less and pairs sharing none contribute nothing",
+                      UserWarning, stacklevel=5)
+
+
+# ---- fit: tournament, point, bootstrap -----------------------------------------------------
+@dataclass(frozen=True)
+class Tournament:
+    """The battles of a benchmark, ready to be fitted and resampled.
+
+    ``points`` (K, P): points of the first model of each pair per match day (NaN = did
+    not meet); ``weights`` (K): battle weight 1 / (P · S_d) of each match day; ``codes``
+    (K): each match day's dataset, indexing ``datasets``; ``pairs`` (2, P) model indices.
+    """
+
+    points: np.ndarray
+    weights: np.ndarray
+    codes: np.ndarray
+    pairs: np.ndarray
+    models: list[str]
+    datasets: list[str]
+
+    @property
+    def prior(self) -> np.ndarray:
+        """The tie prior of the regularization rule (module doc), as an M × M matrix."""
+        m = len(self.models)
+        lightest = self.weights.min() if self.weights.size else 1.0 / self.pairs.shape[1]
+        return tie_prior(m, float(lightest) / (m - 1))
+
+    def win_matrix(self) -> np.ndarray:
+        return win_matrix(self.points, self.weights, self.pairs, len(self.models))
+
+    def unit_pair_sums(self, scheme: str) -> tuple[np.ndarray, np.ndarray]:
+        """Per-unit (won, lost) pair sums, (U, P) each: match days ("split") or datasets."""
+        won, lost = day_pair_sums(self.points, self.weights)
+        if scheme == "split":
+            return won, lost
+        n = len(self.datasets)
+        return group_sums(won, self.codes, n), group_sums(lost, self.codes, n)
+
+
+def tournament(benchmark: Benchmark, tie_threshold: float) -> Tournament:
+    """Battles of every match day where at least one pair met (see module doc)."""
+    scores, codes, seeds = match_days(benchmark)
+    points, pairs = battle_points(scores, tie_threshold)
+    if benchmark.has_seeds:
+        _warn_few_shared_seeds(scores, codes, pairs, benchmark.datasets_)
+    played = ~np.isnan(points).all(axis=1)
+    return Tournament(points[played], 1.0 / (pairs.shape[1] * seeds[played]), codes[played],
+                      pairs, benchmark.models_, benchmark.datasets_)
+
+
+def point_abilities(t: Tournament) -> tuple[np.ndarray, bool]:
+    """Full-data MLE abilities θ (M,), and whether the tie prior was needed (then warns)."""
+    theta, n_reg = _solve_batch(t.win_matrix()[None], None, t.prior)
+    if n_reg:
+        warnings.warn("the Bradley-Terry MLE is infinite for these battles (a model wins or "
+                      "loses all its battles, or some models are never compared): added the "
+                      "tie prior, one virtual match day in which every pair ties with weight "
+                      "w_min / (M − 1) (half a win and half a loss of the lightest battle per "
+                      "model), to keep the ratings finite", UserWarning, stacklevel=4)
+    return theta[0], bool(n_reg)
+
+
+def replicate_pair_sums(t: Tournament, scheme: str, draw: str | None, n_bootstrap: int,
+                        rng: np.random.Generator, chunk: int,
+                        counts: np.ndarray | None = None
+                        ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Per-replicate (won, lost) pair sums of ``scheme``, in chunks of ``chunk`` replicates.
+
+    ``counts`` (B, U) may give the unit draws of "split"/"dataset" (the leaderboard
+    shares its dataset draws with improvability); by default they are drawn here.
+    """
+    if scheme == "battle":
+        resample = poisson_pair_sums if draw == "poisson" else bootstrap_pair_sums
+        return resample(t.points, t.weights, n_bootstrap, rng, chunk)
+    won, lost = t.unit_pair_sums(scheme)
+    if counts is None:
+        counts = resample_counts(len(won), n_bootstrap, rng)
+    return unit_bootstrap_pair_sums(won, lost, counts, chunk)
+
+
+def bootstrap_abilities(t: Tournament, theta: np.ndarray, n_bootstrap: int,
+                        pair_sums: Iterator[tuple[np.ndarray, np.ndarray]]
+                        ) -> tuple[np.ndarray, int]:
+    """Abilities of every replicate (B, M), all solved in batches, none dropped; and how
+    many replicates needed the tie prior (then warns)."""
+    m = len(t.models)
+    reps = np.empty((n_bootstrap, m))
+    n_reg = 0
+    done = 0
+    prior = t.prior
+    with Progress(n_bootstrap, "Elo bootstrap") as bar:
+        for won, lost in pair_sums:
+            th, n_bad = _solve_batch(pair_sums_to_matrix(won, lost, t.pairs, m), theta, prior)
+            reps[done:done + len(th)] = th
+            n_reg += n_bad
+            done += len(th)
+            bar.update(len(th))
+    if n_reg:
+        warnings.warn(f"{n_reg} of {n_bootstrap} bootstrap replicates had an infinite "
+                      "Bradley-Terry MLE (a model won or lost all its battles in them) and got "
+                      "the tie prior by the same rule as the point estimate; none was dropped",
                       UserWarning, stacklevel=4)
+    return reps, n_reg
+
+
+def solve_chunk(m: int, n_bootstrap: int) -> int:
+    """Replicates per batched solve, keeping B · M · M within ``_SOLVE_BUDGET``."""
+    return max(1, min(n_bootstrap, _SOLVE_BUDGET // (m * m)))
+
+
+# ---- tables ------------------------------------------------------------------------------
+def rating_table(models: list[str], elo: np.ndarray, low: np.ndarray,
+                 high: np.ndarray) -> pd.DataFrame:
+    """``model, ELO, CI_low, CI_high``, best first (ties by name)."""
+    names = np.asarray(models, dtype=object)
+    order = np.lexsort((names, -elo))
+    return pd.DataFrame({"model": names[order], "ELO": elo[order], "CI_low": low[order],
+                         "CI_high": high[order]})
+
+
+def winrate_table(benchmark: Benchmark, tie_threshold: float) -> pd.DataFrame:
+    """The win-rate matrix as a DataFrame, rows and columns sorted by mean win rate."""
+    models = benchmark.models_
+    share = winrate_matrix(benchmark.scores_.loc[models].to_numpy(dtype=float), tie_threshold)
+    by_rate = np.lexsort((np.asarray(models, dtype=object), -np.nanmean(share, axis=1)))
+    names = [models[i] for i in by_rate]
+    return pd.DataFrame(share[np.ix_(by_rate, by_rate)], index=pd.Index(names, name="model"),
+                        columns=pd.Index(names, name="opponent"))
 
 
 def elo_ranking(
@@ -517,82 +731,43 @@ def elo_ranking(
     random_state: Any = None,
     tie_threshold: float | None = None,
     calibration_model: str | None = None,
-    resampling: str = "auto",
+    resampling: str = DEFAULT_RESAMPLING,
 ) -> EloResult:
-    """Bradley-Terry Elo ratings with 95 % percentile bootstrap intervals (see module doc).
+    """Bradley-Terry Elo ratings (full-data MLE) with 95 % percentile bootstrap intervals.
 
-    ``resampling``: "multinomial" (exact: n_k draws among the n_k battles of each match
-    day), "poisson" (Poisson bootstrap, for very large benchmarks) or "auto" (exact unless
-    battles × replicates exceeds ``EXACT_DRAW_LIMIT``); the result's ``params`` record it.
+    ``resampling`` chooses the question the interval answers (module doc): "battle" (these
+    exact splits), "split" (match days drawn from the pool), "dataset" (datasets like
+    these; the default, the only one that holds its coverage when models are better on
+    some datasets than on others). "auto", "multinomial" and "poisson" are ways of drawing
+    the battle scheme. ``calibration_model`` shifts all ratings so that it sits at 1000.
+    The result's ``params`` record the scheme, the battle draw, and whether the point
+    estimate / how many replicates needed the tie prior; ``.margin`` is ±(R₀.₉₇₅ − R₀.₀₂₅)/2.
     """
     n_bootstrap, threshold = _check_params(n_bootstrap, tie_threshold)
-    models = benchmark.models_
-    m = len(models)
-    if m < 2:
-        raise ValueError(f"elo_ranking needs at least two models, got {models!r}")
-    if calibration_model is not None and calibration_model not in models:
-        raise ValueError(f"calibration_model {calibration_model!r} not found in score matrix; "
-                         f"models are {models!r}")
+    check_models(benchmark.models_, calibration_model)
+    scheme, draw = check_resampling(resampling)
     rng = make_rng(random_state)
 
-    scores, codes, seeds = match_days(benchmark)
-    points, pairs = battle_points(scores, threshold)
-    if benchmark.has_seeds:
-        _warn_few_shared_seeds(scores, codes, pairs, benchmark.datasets_)
-    met_any = ~np.isnan(points).all(axis=1)
-    points, codes, seeds = points[met_any], codes[met_any], seeds[met_any]
-    weights = 1.0 / (pairs.shape[1] * seeds)
-    resampling = _check_resampling(resampling, int((~np.isnan(points)).sum()), n_bootstrap)
-    resample = poisson_pair_sums if resampling == "poisson" else bootstrap_pair_sums
+    t = tournament(benchmark, threshold)
+    theta, regularized = point_abilities(t)
+    if scheme == "battle":
+        draw = _battle_draw(draw, int((~np.isnan(t.points)).sum()), n_bootstrap)
+    pair_sums = replicate_pair_sums(t, scheme, draw, n_bootstrap, rng,
+                                    solve_chunk(len(t.models), n_bootstrap))
+    reps, n_reg = bootstrap_abilities(t, theta, n_bootstrap, pair_sums)
 
-    win = win_matrix(points, weights, pairs, m)
-    theta, n_reg = _solve_batch(win[None], None)
-    if n_reg:
-        warnings.warn("the Bradley-Terry MLE is infinite for these battles (a model wins or "
-                      "loses all its battles, or some models are never compared): added a prior "
-                      "of one virtual dataset in which every pair of models ties (weight 1/P per "
-                      "pair) to keep the ratings finite", UserWarning, stacklevel=3)
-    elo = to_elo(theta[0])
-
-    reps = np.empty((n_bootstrap, m))
-    n_reg_boot = 0
-    if n_bootstrap:
-        chunk = max(1, min(n_bootstrap, _SOLVE_BUDGET // (m * m)))
-        with Progress(n_bootstrap, "Elo bootstrap") as bar:
-            done = 0
-            for won, lost in resample(points, weights, n_bootstrap, rng, chunk):
-                wins = pair_sums_to_matrix(won, lost, pairs, m)
-                th, n_bad = _solve_batch(wins, theta[0])
-                reps[done:done + len(wins)] = to_elo(th)
-                n_reg_boot += n_bad
-                done += len(wins)
-                bar.update(len(wins))
-        if n_reg_boot and not n_reg:
-            warnings.warn(f"{n_reg_boot} of {n_bootstrap} bootstrap replicates had an infinite "
-                          "Bradley-Terry MLE and got the tie prior (one virtual all-tie "
-                          "dataset); the interval ends may be wide", UserWarning, stacklevel=3)
-        low, high = np.percentile(reps, [2.5, 97.5], axis=0)
-    else:
-        low, high = elo.copy(), elo.copy()
-
-    shift = 0.0
+    elo, reps = to_elo(theta), to_elo(reps)
     if calibration_model is not None:
-        shift = ELO_BASE - elo[models.index(calibration_model)]
-    order = np.lexsort((np.asarray(models, dtype=object), -elo))
-    table = pd.DataFrame({"model": np.asarray(models, dtype=object)[order],
-                          "ELO": (elo + shift)[order], "CI_low": (low + shift)[order],
-                          "CI_high": (high + shift)[order]})
-
-    share = winrate_matrix(benchmark.scores_.loc[models].to_numpy(dtype=float), threshold)
-    by_rate = np.lexsort((np.asarray(models, dtype=object), -np.nanmean(share, axis=1)))
-    rate_names = [models[i] for i in by_rate]
-    winrates = pd.DataFrame(share[np.ix_(by_rate, by_rate)],
-                            index=pd.Index(rate_names, name="model"),
-                            columns=pd.Index(rate_names, name="opponent"))
-    record = record_table(battle_counts(points, pairs, m), models, list(order))
-    boot = pd.DataFrame(reps + shift, columns=pd.Index(models, name="model"))
-    return EloResult(table, winrate_matrix=winrates, record=record, bootstrap=boot,
+        shift = ELO_BASE - elo[t.models.index(calibration_model)]
+        elo, reps = elo + shift, reps + shift
+    low, high = np.percentile(reps, [2.5, 97.5], axis=0) if n_bootstrap else (elo, elo)
+    table = rating_table(t.models, elo, low, high)
+    order = [t.models.index(name) for name in table["model"]]
+    return EloResult(table, winrate_matrix=winrate_table(benchmark, threshold),
+                     record=record_table(battle_counts(t.points, t.pairs, len(t.models)),
+                                         t.models, order),
+                     bootstrap=pd.DataFrame(reps, columns=pd.Index(t.models, name="model")),
                      n_bootstrap=n_bootstrap, random_state=random_state,
                      tie_threshold=tie_threshold, calibration_model=calibration_model,
-                     resampling=resampling, regularized=bool(n_reg),
-                     regularized_replicates=n_reg_boot)
+                     resampling=scheme, draw=draw, regularized=regularized,
+                     regularized_replicates=n_reg)
