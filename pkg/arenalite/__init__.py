@@ -2,31 +2,58 @@
 
 Data flows one way: load (:func:`load_df`) → normalize → method
 (:mod:`arenalite.rankings`, :mod:`arenalite.stats`) → result (:mod:`arenalite.results`)
-→ plot (:mod:`arenalite.plots`). scipy and matplotlib are imported lazily.
+→ plot (:mod:`arenalite.plots`). ``import arenalite`` itself imports nothing heavy: the
+public names and the submodules load on first use (PEP 562), so that
+``from arenalite import browser`` works in a browser kernel that has no numpy yet and
+pandas, scipy and matplotlib are paid for only when used.
 """
 
-from . import metrics, splits
-from .benchmark import Benchmark, BenchmarkGroup
-from .load import load_csv, load_df
-from .rankings.aggregate import aggregate_ranking
-from .rankings.elo import elo_gap, elo_rule_of_thumb, elo_win_probability
-from .rankings.iqm import iqm_ranking
-from .registry import get_metric, register_metric
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import pkgutil
+from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "Benchmark",
-    "BenchmarkGroup",
-    "aggregate_ranking",
-    "elo_gap",
-    "elo_rule_of_thumb",
-    "elo_win_probability",
-    "get_metric",
-    "iqm_ranking",
-    "load_csv",
-    "load_df",
-    "metrics",
-    "register_metric",
-    "splits",
-]
+#: public name → the submodule that defines it (a submodule itself when they are equal)
+_PUBLIC = {
+    "Benchmark": "benchmark",
+    "BenchmarkGroup": "benchmark",
+    "aggregate_ranking": "rankings.aggregate",
+    "elo_gap": "rankings.elo",
+    "elo_rule_of_thumb": "rankings.elo",
+    "elo_win_probability": "rankings.elo",
+    "get_metric": "registry",
+    "iqm_ranking": "rankings.iqm",
+    "load_csv": "load",
+    "load_df": "load",
+    "metrics": "metrics",
+    "register_metric": "registry",
+    "splits": "splits",
+}
+__all__ = sorted(_PUBLIC)
+
+
+def _is_submodule(name: str) -> bool:
+    return not name.startswith("_") and importlib.util.find_spec(f"{__name__}.{name}") is not None
+
+
+def __getattr__(name: str) -> Any:
+    """A public name or a submodule (``arenalite.datasets``), imported on first use."""
+    if name in _PUBLIC:
+        module = importlib.import_module(f".{_PUBLIC[name]}", __name__)
+        value = module if _PUBLIC[name] == name else getattr(module, name)
+    elif _is_submodule(name):
+        value = importlib.import_module(f".{name}", __name__)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    submodules = {m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_")}
+    dunders = {n for n in globals() if n.startswith("__")}
+    return sorted({*dunders, *_PUBLIC, *submodules})

@@ -7,22 +7,78 @@ returns the same array as :func:`arenalite.models.predict` (plus stage timings) 
 with runner "webgpu". The payload builders and the result conversion are pure functions
 that run (and are tested) in CPython; only the calls into JavaScript need Pyodide, and the
 ``js`` / ``pyodide`` modules are imported lazily inside them.
+
+The module imports without numpy: the notebooks' first cell calls :func:`require_numeric`
+right after ``piplite.install``, which may have left numpy out (a site built without its
+numeric packages, opened offline), and ``create_bridge`` needs none. numpy, pandas and
+the models are imported inside the functions that use them.
 """
 
 from __future__ import annotations
 
+import importlib
+import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pandas as pd
-
-from .models import check_model, model_label
-from .models.preprocess import prepare
-from .runner import COLUMNS
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
 
 MODULE_PATH = "webgpu_bridge/src/index.js"
 WEIGHTS_PATH = "webgpu_bridge/weights/icl_transformer.json"
+#: written by build.py at the site root: where the site's numeric packages come from
+SITE_INFO = "arenalite-site.json"
+NUMERIC = ("numpy", "pandas", "matplotlib", "scipy")
+
+
+class NumericPackagesMissing(ImportError):
+    """numpy, pandas, matplotlib or scipy cannot be imported in this kernel."""
+
+
+def missing_numeric_message(missing: Sequence[str], site: Mapping[str, Any] | None) -> str:
+    """The one error a notebook shows when the numeric packages did not load.
+
+    ``site`` is the site's ``arenalite-site.json`` (None when it could not be read): it
+    says whether the packages are in the site or on the Pyodide CDN, i.e. where from.
+    """
+    if site and site.get("numeric") == "cdn":
+        where = (f"from the Pyodide CDN {site['cdn']} (this site was built without them; "
+                 "the browser needs the network to get them)")
+    elif site and site.get("numeric") == "vendored":
+        where = "from this site's own Pyodide folder (static/pyodide/)"
+    else:
+        where = "from the site or the Pyodide CDN (the site's arenalite-site.json is unreadable)"
+    return (f"{', '.join(missing)} could not be loaded {where}. Fix: open the site while "
+            "online, or rebuild it online with `python build.py fetch` (or with "
+            "`--pyodide-dist DIR`, a full Pyodide distribution) so that it carries them.")
+
+
+def site_info() -> dict[str, Any] | None:
+    """This site's ``arenalite-site.json`` read from the kernel (Pyodide); None elsewhere
+    or when it cannot be read."""
+    try:
+        import js
+        from pyodide.http import open_url
+    except ImportError:
+        return None
+    try:
+        return json.loads(open_url(f"{site_root(str(js.location.href))}/{SITE_INFO}").read())
+    except Exception:  # a missing or broken file only makes the message less specific
+        return None
+
+
+def require_numeric() -> None:
+    """Raise one clear NumericPackagesMissing unless numpy, pandas, matplotlib and scipy
+    import (``piplite.install`` does not fail when Pyodide cannot fetch them)."""
+    missing = []
+    for name in NUMERIC:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            missing.append(name)
+    if missing:
+        raise NumericPackagesMissing(missing_numeric_message(missing, site_info()))
 
 
 def site_root(href: str) -> str:
@@ -45,6 +101,8 @@ def model_payload(model: dict[str, Any], weights_url: str | None = None) -> dict
     A transformer's ``weights`` must be a URL the page can fetch (``weights_url``) or None
     for the bridge's default weights; a local path means nothing to the browser.
     """
+    from .models import check_model, model_label
+
     checked = check_model(model)
     out = {k: v for k, v in checked.items() if k != "weights"}
     out["label"] = model_label(model)
@@ -59,6 +117,10 @@ def model_payload(model: dict[str, Any], weights_url: str | None = None) -> dict
 def data_payload(X_train: Any, y_train: Any, X_test: Any, task: str,
                  n_classes: int | None = None) -> dict[str, Any]:
     """The JS ``data`` dict (float32, row-major), validated as predict() validates it."""
+    import numpy as np
+
+    from .models.preprocess import prepare
+
     prep = prepare(X_train, y_train, X_test, task, n_classes)
     x_train = np.ascontiguousarray(np.asarray(X_train, dtype=np.float64), dtype=np.float32)
     x_test = np.ascontiguousarray(np.asarray(X_test, dtype=np.float64), dtype=np.float32)
@@ -69,6 +131,8 @@ def data_payload(X_train: Any, y_train: Any, X_test: Any, task: str,
 
 def output_array(output: Any, n_test: int, task: str, n_classes: int | None) -> np.ndarray:
     """The bridge's flat Float32Array as predict()'s shape: m × C, or m for regression."""
+    import numpy as np
+
     flat = np.asarray(output, dtype=np.float64).ravel()
     width = 1 if task == "regression" else int(n_classes or 0)
     if width < 1 or flat.size != n_test * width:
@@ -79,6 +143,10 @@ def output_array(output: Any, n_test: int, task: str, n_classes: int | None) -> 
 
 def rows_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     """The results table from the bridge's rows; every row must have exactly COLUMNS."""
+    import pandas as pd
+
+    from .runner import COLUMNS
+
     for i, row in enumerate(rows):
         keys = list(row)
         if keys != COLUMNS:
@@ -132,6 +200,8 @@ class BrowserBridge:
     async def run_splits(self, dataset: Any, splits: dict[str, Any],
                          models: Sequence[dict[str, Any]]) -> pd.DataFrame:
         """Every model on every split of an arenalite.datasets.Dataset, as a DataFrame."""
+        import numpy as np
+
         payload = {"name": dataset.name, "task": dataset.task, "nClasses": dataset.n_classes,
                    "x": np.ascontiguousarray(dataset.X, dtype=np.float32).ravel(),
                    "nFeatures": int(dataset.X.shape[1]),
