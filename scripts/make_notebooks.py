@@ -3,8 +3,10 @@
 Run ``python scripts/make_notebooks.py`` after editing a notebook's cells here; the
 notebooks are committed. Every notebook starts with the same install cell: in the
 JupyterLite kernel (``sys.platform == "emscripten"``) it installs arenalite from the
-site's piplite index; in CPython it does nothing (arenalite is installed there). Its
-top-level ``await`` is valid in IPython; tests/test_notebooks.py compiles cells with
+site's piplite index; in CPython it does nothing (arenalite is installed there). Then
+``browser.require_numeric()`` turns numeric packages that Pyodide could not fetch (a site
+built without them, opened offline: ``piplite.install`` does not fail then) into one clear
+error that says from where and how to fix it. Its top-level ``await`` is valid in IPython; tests/test_notebooks.py compiles cells with
 ``ast.PyCF_ALLOW_TOP_LEVEL_AWAIT`` so that the same cell runs unchanged in CPython.
 """
 
@@ -22,6 +24,9 @@ if sys.platform == "emscripten":  # in the browser (JupyterLite): the site's own
 
     await piplite.install("arenalite")
 
+from arenalite import browser
+
+browser.require_numeric()  # a clear error if numpy, pandas, matplotlib or scipy did not load
 import arenalite'''
 
 
