@@ -25,6 +25,12 @@ from arenalite.splits import (
 )
 
 
+def _class_counts_within_one_row(y: np.ndarray, tests: list[np.ndarray]) -> None:
+    for c in np.unique(y):
+        per_fold = [int((y[t] == c).sum()) for t in tests]
+        assert max(per_fold) - min(per_fold) <= 1
+
+
 def _check_partition(sp: dict) -> None:
     n = sp["n_rows"]
     for r in range(sp["n_repeats"]):
@@ -124,9 +130,7 @@ def test_stratification_within_one_row_per_class_and_fold(n, k, seed):
         tests = [np.array(e["test"]) for e in sp["splits"] if e["repeat"] == r]
         sizes = [len(t) for t in tests]
         assert max(sizes) - min(sizes) <= 1
-        for c in np.unique(y):
-            per_fold = [int((y[t] == c).sum()) for t in tests]
-            assert max(per_fold) - min(per_fold) <= 1
+        _class_counts_within_one_row(y, tests)
 
 
 def test_regression_folds_balanced_and_repeats_differ():
@@ -320,7 +324,7 @@ LOAD_ERRORS = [
     (_set("n_rows", "9"), r"n_rows must be a positive integer, got '9'"),
     (_set("n_rows", 0), r"n_rows must be a positive integer, got 0"),
     (_set("task", "rank"), r"task must be one of .* got 'rank'"),
-    (_set("kind", "random"), r"kind must be one of .* got 'random'"),
+    (_set("kind", "bootstrap"), r"kind must be one of .* got 'bootstrap'"),
     (_set("seed", 1.5), r"seed must be an integer or null, got 1.5"),
     (_set("dataset", 5), r"dataset must be a string or null, got 5"),
     (_set("excluded_columns", "id"), r"excluded_columns must be a list of strings"),
@@ -450,3 +454,241 @@ def test_fold_summary_table():
 def test_constants_match_spec():
     assert (S.IID_SEED, S.HOLDOUT_SEED, S.HOLDOUT_TEST_ROWS, S.HOLDOUT_MIN_ROWS) == (
         4267, 42, 250_000, 1_000_000)
+
+
+# ----------------------------------------------------------------------------- gate protocol kinds
+
+TODAYS_FILE = (
+    '{"schema":"arenalite.splits","version":1,"dataset":"toy","n_rows":8,"task":"binary",'
+    '"kind":"iid","seed":4267,"n_repeats":2,"n_folds":3,"excluded_columns":["id"],"splits":['
+    '{"id":"r0-f0","repeat":0,"fold":0,"train":[1,2,4,6,7],"test":[0,3,5]},'
+    '{"id":"r0-f1","repeat":0,"fold":1,"train":[0,1,3,5,6],"test":[2,4,7]},'
+    '{"id":"r0-f2","repeat":0,"fold":2,"train":[0,2,3,4,5,7],"test":[1,6]},'
+    '{"id":"r1-f0","repeat":1,"fold":0,"train":[0,1,3,5,7],"test":[2,4,6]},'
+    '{"id":"r1-f1","repeat":1,"fold":1,"train":[0,2,4,6,7],"test":[1,3,5]},'
+    '{"id":"r1-f2","repeat":1,"fold":2,"train":[1,2,3,4,5,6],"test":[0,7]}]}\n'
+)
+"""Written by arenalite before the kfold / random kinds existed."""
+
+
+def test_a_file_written_before_the_new_kinds_loads_and_saves_byte_identically(tmp_path):
+    path = tmp_path / "old.json"
+    path.write_text(TODAYS_FILE, encoding="utf-8")
+    sp = load(path)
+    y = np.array([0, 1, 0, 1, 1, 0, 0, 1])
+    assert sp == make_splits(8, "binary", y=y, dataset="toy", n_repeats=2, leakage_columns=["id"])
+    assert S.to_json(sp) == TODAYS_FILE
+
+
+def test_kfold_defaults_to_the_protocols_two_by_five():
+    y = np.arange(50) % 2
+    sp = make_splits(50, "binary", y=y, kind="kfold")
+    assert (sp["kind"], sp["seed"], sp["n_repeats"], sp["n_folds"]) == ("kfold", 4267, 2, 5)
+    assert [e["id"] for e in sp["splits"]] == [f"r{r}-f{f}" for r in range(2) for f in range(5)]
+    assert "test_fraction" not in sp
+    _check_partition(sp)
+    # the adaptive 3-fold rule stays the default
+    assert make_splits(50, "binary", y=y)["kind"] == "iid"
+
+
+def test_kfold_follows_the_documented_algorithm():
+    y = np.array(list("aabbbcccccab") * 5)
+    sp = make_splits(len(y), "multiclass", y=y, kind="kfold", n_folds=4, n_repeats=3)
+    rng = np.random.default_rng(4267)
+    _, codes = np.unique(y, return_inverse=True)
+    for r in range(3):
+        perm = rng.permutation(len(y))
+        order = perm[np.argsort(codes[perm], kind="stable")]
+        fold = np.empty(len(y), dtype=int)
+        fold[order] = np.arange(len(y)) % 4
+        for f in range(4):
+            entry = sp["splits"][4 * r + f]
+            assert (entry["id"], entry["repeat"], entry["fold"]) == (f"r{r}-f{f}", r, f)
+            assert entry["test"] == np.flatnonzero(fold == f).tolist()
+            assert entry["train"] == np.flatnonzero(fold != f).tolist()
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(10, 300), st.integers(2, 5), st.integers(2, 10), st.integers(1, 3),
+       st.integers(0, 2**31))
+def test_kfold_each_row_tested_once_per_repeat_and_stratified(n, k, n_folds, repeats, seed):
+    y = np.random.default_rng(seed).integers(0, k, n)
+    y[:2] = [0, 1]
+    task = "binary" if k == 2 else "multiclass"
+    sp = make_splits(n, task, y=y, kind="kfold", n_folds=n_folds, n_repeats=repeats)
+    assert len(sp["splits"]) == n_folds * repeats
+    _check_partition(sp)
+    for r in range(repeats):
+        _class_counts_within_one_row(y, [np.array(e["test"]) for e in sp["splits"]
+                                         if e["repeat"] == r])
+
+
+def test_random_defaults_to_ten_splits_of_seventy_thirty():
+    sp = make_splits(100, "regression", kind="random")
+    assert (sp["kind"], sp["seed"], sp["n_repeats"], sp["n_folds"], sp["test_fraction"]) == (
+        "random", 4267, 10, 1, 0.3)
+    assert [e["id"] for e in sp["splits"]] == [f"r{r}-f0" for r in range(10)]
+    for e in sp["splits"]:
+        assert (len(e["train"]), len(e["test"])) == (70, 30)
+        assert sorted(e["train"] + e["test"]) == list(range(100))
+    assert len({tuple(e["test"]) for e in sp["splits"]}) == 10  # the repeats differ
+
+
+def test_random_follows_the_documented_algorithm():
+    y = np.array([0] * 37 + [1] * 9 + [2] * 4)
+    sp = make_splits(50, "multiclass", y=y, kind="random", n_repeats=3, test_fraction=0.25)
+    t = math.floor(0.25 * 50 + 0.5)
+    assert t == 13 == S.random_test_rows(50, 0.25)
+    rng = np.random.default_rng(4267)
+    j = np.arange(50)
+    at_test = (j + 1) * t // 50 > j * t // 50
+    for r in range(3):
+        perm = rng.permutation(50)
+        order = perm[np.argsort(y[perm], kind="stable")]
+        assert sp["splits"][r]["test"] == sorted(order[at_test].tolist())
+        assert sp["splits"][r]["train"] == sorted(order[~at_test].tolist())
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(10, 400), st.integers(2, 5), st.floats(0.05, 0.95), st.integers(0, 2**31))
+def test_random_keeps_each_class_share_within_one_row(n, k, fraction, seed):
+    y = np.random.default_rng(seed).integers(0, k, n)
+    y[:2] = [0, 1]
+    task = "binary" if k == 2 else "multiclass"
+    t = S.random_test_rows(n, fraction)
+    if not 1 <= t < n:
+        return
+    sp = make_splits(n, task, y=y, kind="random", n_repeats=2, test_fraction=fraction)
+    for e in sp["splits"]:
+        test = np.array(e["test"])
+        assert len(test) == t and len(e["train"]) == n - t
+        for c in np.unique(y):
+            assert abs((y[test] == c).sum() - (y == c).sum() * t / n) < 1
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"kind": "kfold"}, {"kind": "kfold", "n_folds": 3, "n_repeats": 4},
+    {"kind": "random"}, {"kind": "random", "test_fraction": 0.1, "n_repeats": 2},
+])
+def test_new_kinds_round_trip_byte_identically(tmp_path, kwargs):
+    y = np.arange(40) % 3
+    a = make_splits(40, "multiclass", y=y, dataset="iris", **kwargs)
+    b = make_splits(40, "multiclass", y=y, dataset="iris", **kwargs)
+    save(a, tmp_path / "a.json")
+    save(b, tmp_path / "b.json")
+    assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
+    assert load(tmp_path / "a.json") == a
+    save(load(tmp_path / "a.json"), tmp_path / "c.json")
+    assert (tmp_path / "a.json").read_bytes() == (tmp_path / "c.json").read_bytes()
+    keys = list(json.loads((tmp_path / "a.json").read_text()))
+    expected = ["schema", "version", "dataset", "n_rows", "task", "kind", "seed", "n_repeats",
+                "n_folds", "excluded_columns", "splits"]
+    if kwargs["kind"] == "random":
+        expected.insert(9, "test_fraction")
+    assert keys == expected
+
+
+@pytest.mark.parametrize(("kwargs", "exc", "pattern"), [
+    ({"kind": "bootstrap"}, ValueError, r"kind must be None .* 'kfold' or 'random', got "
+                                        r"'bootstrap'"),
+    ({"kind": "iid"}, ValueError, r"kind must be None"),
+    ({"kind": "kfold", "groups": np.arange(12) % 4}, ValueError,
+     r"kind='kfold' splits rows, not groups or time periods"),
+    ({"n_folds": 5}, ValueError, r"n_folds is chosen only with kind='kfold'"),
+    ({"kind": "random", "n_folds": 5}, ValueError, r"n_folds is chosen only with kind='kfold'"),
+    ({"kind": "kfold", "test_fraction": 0.3}, ValueError,
+     r"test_fraction is chosen only with kind='random'"),
+    ({"kind": "kfold", "n_folds": 1}, ValueError, r"n_folds must be at least 2, got 1"),
+    ({"kind": "kfold", "n_folds": 2.0}, TypeError, r"n_folds must be an integer, got 2.0"),
+    ({"kind": "kfold", "n_folds": 13}, ValueError,
+     r"n_folds=13 needs at least 13 rows, got n_rows=12"),
+    ({"kind": "kfold", "n_repeats": 0}, ValueError, r"n_repeats must be at least 1"),
+    ({"kind": "random", "test_fraction": 1.0}, ValueError,
+     r"test_fraction must be strictly between 0 and 1, got 1.0"),
+    ({"kind": "random", "test_fraction": "0.3"}, TypeError,
+     r"test_fraction must be a number between 0 and 1, got '0.3'"),
+    ({"kind": "random", "test_fraction": True}, TypeError, r"test_fraction must be a number"),
+    ({"kind": "random", "test_fraction": 0.01}, ValueError,
+     r"test_fraction=0.01 puts 0 of 12 rows in the test part"),
+])
+def test_new_kinds_bad_input(kwargs, exc, pattern):
+    with pytest.raises(exc, match=pattern):
+        make_splits(12, "regression", **kwargs)
+    with pytest.raises(ValueError, match=r"y is needed to stratify"):
+        make_splits(12, "binary", kind="kfold")
+
+
+def _kfold_file():
+    return make_splits(10, "regression", kind="kfold", n_folds=2, n_repeats=2, dataset="toy")
+
+
+def _random_file():
+    return make_splits(10, "regression", kind="random", n_repeats=2, test_fraction=0.3,
+                       dataset="toy")
+
+
+def _test_twice(d):  # r0-f1 also tests a row of r0-f0's test fold (train and test still 10)
+    row = d["splits"][0]["test"][0]
+    d["splits"][1]["train"].remove(row)
+    d["splits"][1]["test"] = sorted(d["splits"][1]["test"] + [row])
+
+
+NEW_KIND_ERRORS = [
+    (_kfold_file, _set("n_folds", 1), r"n_folds of a kfold split must be at least 2, got 1"),
+    (_kfold_file, _test_twice, r"repeat 0 puts row \d+ in 2 test folds"),
+    (_kfold_file, _set("test_fraction", 0.5), r"unexpected key\(s\) \['test_fraction'\] .*"
+                                              r"\(kind 'kfold'\)"),
+    (_random_file, lambda d: d.pop("test_fraction"), r"missing key\(s\) \['test_fraction'\]"),
+    (_random_file, _set("test_fraction", 1.5),
+     r"test_fraction must be strictly between 0 and 1, got 1.5"),
+    (_random_file, _set("test_fraction", "0.3"), r"test_fraction must be a number"),
+    (_random_file, _set("test_fraction", 0.4),
+     r"split 'r0-f0': test holds 3 rows, but test_fraction=0.4 of n_rows=10 gives 4"),
+    (_random_file, _set("n_folds", 2), r"n_folds of a random split must be 1, got 2"),
+    (_random_file, lambda d: d["splits"][0]["test"].append(d["splits"][0]["train"].pop()),
+     r"split 'r0-f0': test holds 4 rows, but test_fraction=0.3 of n_rows=10 gives 3"),
+    (_random_file, lambda d: d["splits"][1]["train"].pop(),
+     r"train and test together hold 9 rows, expected all 10 for a random split"),
+]
+
+
+@pytest.mark.parametrize(("make", "mutate", "pattern"), NEW_KIND_ERRORS)
+def test_load_rejects_invalid_new_kind_files(tmp_path, make, mutate, pattern):
+    path = tmp_path / "bad.json"
+    with pytest.raises((ValueError, TypeError), match=pattern):
+        load(_write(path, _mutated(make(), mutate)))
+    with pytest.raises((ValueError, TypeError), match=pattern):
+        validate(_mutated(make(), mutate))
+
+
+def test_the_python_runner_reads_the_new_kinds():
+    from arenalite import datasets, runner
+
+    iris = datasets.load("iris")
+    persisted = {
+        "kfold": make_splits(iris.n_rows, iris.task, y=iris.y, kind="kfold", n_folds=3,
+                             n_repeats=2),
+        "random": make_splits(iris.n_rows, iris.task, y=iris.y, kind="random", n_repeats=3),
+    }
+    for kind, sp in persisted.items():
+        results = runner.run({"iris": iris}, {"iris": sp}, [{"name": "knn", "k": 5}],
+                             progress=False)
+        assert results["split_id"].tolist() == [e["id"] for e in sp["splits"]], kind
+        assert results["seed"].tolist() == [e["repeat"] * sp["n_folds"] + e["fold"]
+                                            for e in sp["splits"]]
+        assert results["n_test"].tolist() == [len(e["test"]) for e in sp["splits"]]
+        assert (results["score"] > 0).all()
+
+
+@pytest.mark.parametrize(("kind", "kwargs"), [
+    ("kfold", {"n_folds": 5, "n_repeats": 2}), ("random", {"n_repeats": 3, "test_fraction": 0.3}),
+])
+def test_the_bridges_split_fixtures_are_what_save_writes(kind, kwargs):
+    """webgpu_bridge/test/split_kinds.test.js reads these files: they must be arenalite's own."""
+    from pathlib import Path
+
+    y = np.array([0, 1, 1, 0, 1, 0, 0, 0, 1, 1, 0, 1, 0, 0, 1, 1, 0, 1, 0, 1])
+    fixture = (Path(__file__).resolve().parents[1] / "webgpu_bridge" / "test"
+               / f"split_kinds.{kind}.json")
+    sp = make_splits(20, "binary", y=y, dataset="toy", kind=kind, **kwargs)
+    assert fixture.read_text(encoding="utf-8") == S.to_json(sp)

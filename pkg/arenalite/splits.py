@@ -1,9 +1,12 @@
 """Persisted evaluation splits: generated once, saved as JSON, consumed unchanged by both runners.
 
 The JSON schema (version 1) is in ``docs/ARCHITECTURE.md``; indices are positional
-(0-based) rows of the dataset as stored, so row identity never changes.
+(0-based) rows of the dataset as stored, so row identity never changes. The ``kind``
+field tells the splits apart. Without ``kind=``, :func:`make_splits` applies SPEC §6
+(iid, holdout, grouped or temporal, by the inputs); ``kind="kfold"`` and
+``kind="random"`` make the gate protocol's repeated k-fold and repeated random splits.
 
-Protocol (SPEC §6), exactly:
+The algorithms, exactly:
 
 * **Effective training rows** = ``n_rows * (n_folds - 1) // n_folds``, the size of a
   training part of the 3-fold split (``floor(2 n / 3)``). Repeats: 20 below 500
@@ -17,11 +20,28 @@ Protocol (SPEC §6), exactly:
   sorted by class code (classes sorted as by ``numpy.unique``), and position ``j`` of
   that order goes to fold ``j % 3`` — so every class, and every fold, differs by at
   most one row between folds.
-* **Holdout** (``kind="holdout"``, at or above 1,000,000 rows): ``rng =
-  default_rng(42)``, ``perm = rng.permutation(n_rows)`` (stably sorted by class code
-  for classification); position ``j`` is a test row when
-  ``floor((j + 1) T / n) > floor(j T / n)`` with ``T = 250,000`` — evenly spaced, so
-  class proportions are kept to within one row. One split, ``r0-f0``.
+* **Repeated k-fold** (``kind="kfold"``: ``n_folds`` ≥ 2 and ``n_repeats`` chosen, by
+  default the gate protocol's 2 repeats × 5 folds): the IID algorithm above with
+  ``n_folds`` in place of 3 — ``rng = default_rng(4267)``; per repeat ``perm =
+  rng.permutation(n_rows)``, stably sorted by class code for classification; position
+  ``j`` goes to fold ``j % n_folds``. Every row is in exactly one test fold per repeat,
+  and every class differs by at most one row between folds. A class with fewer rows
+  than folds is missing from some test folds (nothing is dropped or duplicated).
+* **Repeated random** (``kind="random"``: ``n_repeats`` splits, by default 10, each
+  holding out ``test_fraction`` of the rows, by default 0.3 — the anomaly-detection
+  protocol's 70 % / 30 %): ``T = floor(test_fraction * n_rows + 1/2)`` test rows
+  (float64 arithmetic; ``1 <= T < n_rows``). ``rng = default_rng(4267)``; per repeat
+  ``perm = rng.permutation(n_rows)``, stably sorted by class code for classification;
+  position ``j`` of that order is a test row when ``floor((j + 1) T / n) > floor(j T /
+  n)`` (the holdout rule below), so each class keeps ``test_fraction`` of its rows in
+  the test part to within one row. One fold per repeat: ids ``r{r}-f0``, ``n_folds =
+  1``; the file records ``test_fraction``.
+* **Holdout** (``kind="holdout"``, at or above 1,000,000 rows): the repeated random
+  algorithm with one repeat, seed 42 and ``T = 250,000``: ``rng = default_rng(42)``,
+  ``perm = rng.permutation(n_rows)`` (stably sorted by class code for
+  classification); position ``j`` is a test row when ``floor((j + 1) T / n) > floor(j
+  T / n)`` — evenly spaced, so class proportions are kept to within one row. One split,
+  ``r0-f0``.
 * **Grouped** (``groups`` given): per repeat, ``rng = default_rng(4267)`` permutes the
   sorted distinct group ids (``rng.permutation(n_groups)``, one draw per repeat in
   order); walking the groups in that order, a group whose first row falls at
@@ -52,7 +72,9 @@ from .metrics import numeric_1d
 SCHEMA = "arenalite.splits"
 VERSION = 1
 TASKS = ("binary", "multiclass", "regression")
-KINDS = ("iid", "holdout", "grouped", "temporal")
+KINDS = ("iid", "holdout", "grouped", "temporal", "kfold", "random")
+CHOSEN_KINDS = ("kfold", "random")
+"""Kinds asked for with ``make_splits(kind=...)``; the others follow from the inputs."""
 N_FOLDS = 3
 IID_SEED = 4267
 HOLDOUT_SEED = 42
@@ -60,9 +82,15 @@ HOLDOUT_MIN_ROWS = 1_000_000
 HOLDOUT_TEST_ROWS = 250_000
 REPEAT_RULE = ((500, 20), (2_500, 10), (250_000, 3))
 """(effective training rows below, repeats); at or above the last bound: 1 repeat."""
+KFOLD_FOLDS, KFOLD_REPEATS = 5, 2
+"""The gate protocol's 2 × 5 cross-validation (defaults of ``kind="kfold"``)."""
+RANDOM_REPEATS, RANDOM_TEST_FRACTION = 10, 0.3
+"""The anomaly-detection protocol's 10 splits of 70 % / 30 % (defaults of ``kind="random"``)."""
 
 _KEYS = ("schema", "version", "dataset", "n_rows", "task", "kind", "seed", "n_repeats",
          "n_folds", "excluded_columns", "splits")
+_RANDOM_KEYS = (*_KEYS[:9], "test_fraction", *_KEYS[9:])
+"""A ``random`` split also records its test fraction (no other kind has the key)."""
 _SPLIT_KEYS = ("id", "repeat", "fold", "train", "test")
 
 
@@ -72,6 +100,16 @@ _SPLIT_KEYS = ("id", "repeat", "fold", "train", "test")
 def effective_training_rows(n_rows: int, n_folds: int = N_FOLDS) -> int:
     """Rows in one training part of a ``n_folds``-fold split: ``n_rows*(n_folds-1)//n_folds``."""
     return int(n_rows) * (n_folds - 1) // n_folds
+
+
+def _keys(kind: Any) -> tuple[str, ...]:
+    """The top-level keys, in file order, of a split of this kind."""
+    return _RANDOM_KEYS if kind == "random" else _KEYS
+
+
+def random_test_rows(n_rows: int, test_fraction: float) -> int:
+    """Test rows of a ``random`` split: ``floor(test_fraction * n_rows + 1/2)``."""
+    return math.floor(test_fraction * n_rows + 0.5)
 
 
 def n_repeats_for(n_train: int) -> int:
@@ -96,6 +134,20 @@ def _int_param(value: Any, name: str, minimum: int) -> int:
     if value < minimum:
         raise ValueError(f"{name} must be at least {minimum}, got {value}")
     return int(value)
+
+
+def _test_rows(test_fraction: Any, n_rows: int, name: str) -> int:
+    """Check ``test_fraction`` (a number in (0, 1) leaving both parts non-empty); its T."""
+    if isinstance(test_fraction, (bool, np.bool_)) or not isinstance(
+            test_fraction, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a number between 0 and 1, got {test_fraction!r}")
+    if not 0 < test_fraction < 1:
+        raise ValueError(f"{name} must be strictly between 0 and 1, got {_show(test_fraction)}")
+    test_rows = random_test_rows(n_rows, test_fraction)
+    if not 1 <= test_rows < n_rows:
+        raise ValueError(f"{name}={_show(test_fraction)} puts {test_rows} of {n_rows} rows in "
+                         "the test part; both parts need at least one row")
+    return test_rows
 
 
 def _column(values: Any, name: str, n_rows: int) -> np.ndarray:
@@ -170,27 +222,35 @@ def _split(repeat: int, fold: int, train: np.ndarray, test: np.ndarray) -> dict[
             "train": train.tolist(), "test": test.tolist()}
 
 
+def _stratified(order: np.ndarray, codes: np.ndarray | None) -> np.ndarray:
+    """``order`` stably sorted by class code (unchanged for regression)."""
+    return order if codes is None else order[np.argsort(codes[order], kind="stable")]
+
+
 def _iid(n_rows: int, codes: np.ndarray | None, n_repeats: int, n_folds: int) -> list[dict]:
+    """IID and k-fold: position j of the (stratified) permutation goes to fold j % n_folds."""
     rng = np.random.default_rng(IID_SEED)
     positions = np.arange(n_rows) % n_folds
     splits: list[dict] = []
     for r in range(n_repeats):
-        order = rng.permutation(n_rows)
-        if codes is not None:
-            order = order[np.argsort(codes[order], kind="stable")]
+        order = _stratified(rng.permutation(n_rows), codes)
         fold = np.empty(n_rows, dtype=np.int64)
         fold[order] = positions
         splits.extend(_fold_lists(fold, n_folds, r))
     return splits
 
 
-def _holdout(n_rows: int, codes: np.ndarray | None, test_rows: int) -> list[dict]:
-    order = np.random.default_rng(HOLDOUT_SEED).permutation(n_rows)
-    if codes is not None:
-        order = order[np.argsort(codes[order], kind="stable")]
+def _random(n_rows: int, codes: np.ndarray | None, n_repeats: int, test_rows: int,
+            seed: int) -> list[dict]:
+    """Random and holdout: evenly spaced positions of the (stratified) permutation are test."""
+    rng = np.random.default_rng(seed)
     j = np.arange(n_rows, dtype=np.int64)
-    is_test = (j + 1) * test_rows // n_rows > j * test_rows // n_rows
-    return [_split(0, 0, np.sort(order[~is_test]), np.sort(order[is_test]))]
+    at_test = (j + 1) * test_rows // n_rows > j * test_rows // n_rows
+    splits: list[dict] = []
+    for r in range(n_repeats):
+        order = _stratified(rng.permutation(n_rows), codes)
+        splits.append(_split(r, 0, np.sort(order[~at_test]), np.sort(order[at_test])))
+    return splits
 
 
 def _grouped(groups: np.ndarray, n_repeats: int, n_folds: int) -> list[dict]:
@@ -227,6 +287,53 @@ def _temporal(time: np.ndarray, n_folds: int) -> list[dict]:
             for k in range(n_folds)]
 
 
+def _chosen(kind: str, n_rows: int, codes: np.ndarray | None, n_repeats: int | None,
+            n_folds: Any, test_fraction: Any) -> tuple[int, int, list[dict], dict[str, float]]:
+    """(n_folds, n_repeats, splits, extra header keys) of a ``kfold`` or ``random`` split."""
+    if kind == "kfold":
+        folds = _int_param(KFOLD_FOLDS if n_folds is None else n_folds, "n_folds", 2)
+        if folds > n_rows:
+            raise ValueError(f"n_folds={folds} needs at least {folds} rows, got n_rows={n_rows}")
+        repeats = n_repeats or KFOLD_REPEATS
+        return folds, repeats, _iid(n_rows, codes, repeats, folds), {}
+    fraction = RANDOM_TEST_FRACTION if test_fraction is None else test_fraction
+    test_rows = _test_rows(fraction, n_rows, "test_fraction")
+    repeats = n_repeats or RANDOM_REPEATS
+    return (1, repeats, _random(n_rows, codes, repeats, test_rows, IID_SEED),
+            {"test_fraction": float(fraction)})
+
+
+def _check_kind(kind: Any, groups: Any, time: Any, n_folds: Any, test_fraction: Any) -> None:
+    if kind is not None and kind not in CHOSEN_KINDS:
+        raise ValueError(f"kind must be None (SPEC §6's rule: iid, holdout, grouped or "
+                         f"temporal by the inputs), 'kfold' or 'random', got {kind!r}")
+    if kind is not None and (groups is not None or time is not None):
+        raise ValueError(f"kind={kind!r} splits rows, not groups or time periods: give "
+                         "groups/time without kind, or kind without groups/time")
+    if n_folds is not None and kind != "kfold":
+        raise ValueError(f"n_folds is chosen only with kind='kfold' (SPEC §6's rule uses "
+                         f"{N_FOLDS} folds), got n_folds={n_folds!r} with kind={kind!r}")
+    if test_fraction is not None and kind != "random":
+        raise ValueError(f"test_fraction is chosen only with kind='random', got "
+                         f"test_fraction={test_fraction!r} with kind={kind!r}")
+
+
+def _excluded_columns(groups: Any, group_column: str | None, time: Any,
+                      time_column: str | None, leakage_columns: Any) -> list[str]:
+    excluded = [_column_name(groups, group_column) if groups is not None else group_column,
+                _column_name(time, time_column) if time is not None else time_column,
+                *leakage_columns]
+    out: list[str] = []
+    for col in excluded:
+        if col is None:
+            continue
+        if not isinstance(col, str):
+            raise TypeError(f"excluded column names must be strings, got {col!r}")
+        if col not in out:
+            out.append(col)
+    return out
+
+
 def make_splits(
     n_rows: int,
     task: str,
@@ -239,15 +346,22 @@ def make_splits(
     time_column: str | None = None,
     leakage_columns: tuple[str, ...] | list[str] = (),
     n_repeats: int | None = None,
+    kind: str | None = None,
+    n_folds: int | None = None,
+    test_fraction: float | None = None,
 ) -> dict[str, Any]:
     """The persisted-split dict (schema version 1) for a dataset of ``n_rows`` rows.
 
-    ``groups`` makes grouped folds, ``time`` temporal ones (not both); otherwise IID
-    3-fold (stratified on ``y`` for classification) or, from 1,000,000 rows, a
-    250,000-row holdout. ``n_repeats=None`` applies the adaptive rule of SPEC §6.
+    ``kind=None`` (the default) applies SPEC §6: ``groups`` makes grouped folds,
+    ``time`` temporal ones (not both); otherwise IID 3-fold (stratified on ``y`` for
+    classification) or, from 1,000,000 rows, a 250,000-row holdout; ``n_repeats=None``
+    applies the adaptive repeat rule. ``kind="kfold"``: repeated k-fold (stratified for
+    classification) with ``n_folds`` (default 5) and ``n_repeats`` (default 2).
+    ``kind="random"``: ``n_repeats`` (default 10) splits each holding out
+    ``test_fraction`` (default 0.3) of the rows, stratified for classification.
     ``group_column`` / ``time_column`` (default: the Series' name) and
     ``leakage_columns`` go to ``excluded_columns``. See the module docstring for the
-    exact, reproducible algorithm.
+    exact, reproducible algorithms.
     """
     n_rows = _int_param(n_rows, "n_rows", N_FOLDS)
     if task not in TASKS:
@@ -256,6 +370,7 @@ def make_splits(
         raise TypeError(f"dataset must be a string or None, got {dataset!r}")
     if groups is not None and time is not None:
         raise ValueError("give either groups (grouped folds) or time (temporal folds), not both")
+    _check_kind(kind, groups, time, n_folds, test_fraction)
     if n_repeats is not None:
         n_repeats = _int_param(n_repeats, "n_repeats", 1)
     classification = task != "regression"
@@ -268,40 +383,34 @@ def make_splits(
         raise ValueError(f"y is needed to stratify the folds of a {task} task")
 
     seed: int | None = IID_SEED
-    n_folds = N_FOLDS
-    if time is not None:
+    folds = N_FOLDS
+    extra: dict[str, float] = {}
+    if kind is not None:
+        folds, repeats, splits, extra = _chosen(kind, n_rows, codes, n_repeats, n_folds,
+                                                test_fraction)
+    elif time is not None:
         kind, seed, repeats = "temporal", None, 1
         if n_repeats not in (None, 1):
             raise ValueError(f"temporal splits have exactly one repeat, got n_repeats={n_repeats}")
-        splits = _temporal(_time_values(time, n_rows), n_folds)
+        splits = _temporal(_time_values(time, n_rows), folds)
     elif groups is not None:
         kind = "grouped"
-        repeats = n_repeats or n_repeats_for(effective_training_rows(n_rows, n_folds))
-        splits = _grouped(_column(groups, "groups", n_rows), repeats, n_folds)
+        repeats = n_repeats or n_repeats_for(effective_training_rows(n_rows, folds))
+        splits = _grouped(_column(groups, "groups", n_rows), repeats, folds)
     elif n_rows >= HOLDOUT_MIN_ROWS:
-        kind, seed, repeats, n_folds = "holdout", HOLDOUT_SEED, 1, 1
+        kind, seed, repeats, folds = "holdout", HOLDOUT_SEED, 1, 1
         if n_repeats not in (None, 1):
             raise ValueError(f"the holdout split has exactly one repeat, got n_repeats={n_repeats}")
-        splits = _holdout(n_rows, codes, HOLDOUT_TEST_ROWS)
+        splits = _random(n_rows, codes, 1, HOLDOUT_TEST_ROWS, HOLDOUT_SEED)
     else:
         kind = "iid"
-        repeats = n_repeats or n_repeats_for(effective_training_rows(n_rows, n_folds))
-        splits = _iid(n_rows, codes, repeats, n_folds)
+        repeats = n_repeats or n_repeats_for(effective_training_rows(n_rows, folds))
+        splits = _iid(n_rows, codes, repeats, folds)
 
-    excluded = [_column_name(groups, group_column) if groups is not None else group_column,
-                _column_name(time, time_column) if time is not None else time_column,
-                *leakage_columns]
-    excluded_columns: list[str] = []
-    for col in excluded:
-        if col is None:
-            continue
-        if not isinstance(col, str):
-            raise TypeError(f"excluded column names must be strings, got {col!r}")
-        if col not in excluded_columns:
-            excluded_columns.append(col)
+    excluded = _excluded_columns(groups, group_column, time, time_column, leakage_columns)
     return {"schema": SCHEMA, "version": VERSION, "dataset": dataset, "n_rows": n_rows,
-            "task": task, "kind": kind, "seed": seed, "n_repeats": repeats, "n_folds": n_folds,
-            "excluded_columns": excluded_columns, "splits": splits}
+            "task": task, "kind": kind, "seed": seed, "n_repeats": repeats, "n_folds": folds,
+            **extra, "excluded_columns": excluded, "splits": splits}
 
 
 # ----------------------------------------------------------------------------- validation
@@ -347,12 +456,14 @@ def _check_header(splits: Any, source: str) -> None:
     if not _is_int(version) or version != VERSION:
         raise ValueError(f"{source}: unsupported splits version {version!r} "
                          f"(this arenalite reads version {VERSION})")
-    missing = [k for k in _KEYS if k not in splits]
+    keys = _keys(splits.get("kind"))
+    missing = [k for k in keys if k not in splits]
     if missing:
         raise ValueError(f"{source}: missing key(s) {missing}")
-    extra = [k for k in splits if k not in _KEYS]
+    extra = [k for k in splits if k not in keys]
     if extra:
-        raise ValueError(f"{source}: unexpected key(s) {extra} in schema version {VERSION}")
+        raise ValueError(f"{source}: unexpected key(s) {extra} in schema version {VERSION} "
+                         f"(kind {splits['kind']!r})")
     if splits["dataset"] is not None and not isinstance(splits["dataset"], str):
         raise TypeError(f"{source}: dataset must be a string or null, got {splits['dataset']!r}")
     for key in ("n_rows", "n_repeats", "n_folds"):
@@ -362,6 +473,7 @@ def _check_header(splits: Any, source: str) -> None:
         raise ValueError(f"{source}: task must be one of {TASKS}, got {splits['task']!r}")
     if splits["kind"] not in KINDS:
         raise ValueError(f"{source}: kind must be one of {KINDS}, got {splits['kind']!r}")
+    _check_kind_header(splits, source)
     if splits["seed"] is not None and not _is_int(splits["seed"]):
         raise ValueError(f"{source}: seed must be an integer or null, got {splits['seed']!r}")
     cols = splits["excluded_columns"]
@@ -373,6 +485,17 @@ def _check_header(splits: Any, source: str) -> None:
         got = len(entries) if isinstance(entries, list) else type(entries).__name__
         raise ValueError(f"{source}: splits must be a list of n_repeats × n_folds = {expected} "
                          f"entries, got {got}")
+
+
+def _check_kind_header(splits: dict[str, Any], source: str) -> None:
+    """What a kind fixes in the header: k-fold has ≥ 2 folds; random 1 fold and its fraction."""
+    kind, n_folds = splits["kind"], splits["n_folds"]
+    if kind == "kfold" and n_folds < 2:
+        raise ValueError(f"{source}: n_folds of a kfold split must be at least 2, got {n_folds}")
+    if kind == "random":
+        if n_folds != 1:
+            raise ValueError(f"{source}: n_folds of a random split must be 1, got {n_folds}")
+        _test_rows(splits["test_fraction"], splits["n_rows"], f"{source}: test_fraction")
 
 
 def _check_entry(entry: Any, k: int, splits: dict[str, Any], source: str,
@@ -408,11 +531,16 @@ def _check_entry(entry: Any, k: int, splits: dict[str, Any], source: str,
     if splits["kind"] != "temporal" and len(train) + len(test) != n_rows:
         raise ValueError(f"{where}: train and test together hold {len(train) + len(test)} rows, "
                          f"expected all {n_rows} for a {splits['kind']} split")
+    if splits["kind"] == "random":
+        expected = random_test_rows(n_rows, splits["test_fraction"])
+        if len(test) != expected:
+            raise ValueError(f"{where}: test holds {len(test)} rows, but test_fraction="
+                             f"{splits['test_fraction']!r} of n_rows={n_rows} gives {expected}")
     return train, test
 
 
 def _check_partitions(splits: dict[str, Any], tests: list[np.ndarray], source: str) -> None:
-    """Each repeat's test folds of an iid/grouped split cover every row exactly once."""
+    """Each repeat's test folds of an iid/grouped/kfold split cover every row exactly once."""
     n_rows = splits["n_rows"]
     for r in range(splits["n_repeats"]):
         counts = np.zeros(n_rows, dtype=np.int64)
@@ -446,10 +574,12 @@ def validate(splits: Any, *, groups: Any = None, time: Any = None,
              source: str = "splits") -> None:
     """Raise ``ValueError``/``TypeError`` unless ``splits`` is a valid version-1 split dict.
 
-    Checks the schema and version, keys and types, ids, that indices are integers in
-    ``[0, n_rows)`` without repeats, that train and test are disjoint, that iid /
-    grouped / holdout splits use every row and iid / grouped test folds partition the
-    rows in each repeat. With ``groups`` (one id per row) no id may be in both train
+    Checks the schema and version, keys (``test_fraction`` exactly for ``random``) and
+    types, ids, that indices are integers in ``[0, n_rows)`` without repeats, that train
+    and test are disjoint, that every kind but temporal uses every row, that iid /
+    grouped / kfold test folds partition the rows in each repeat, that kfold has at
+    least 2 folds, and that random has one fold per repeat whose test part holds
+    :func:`random_test_rows` rows. With ``groups`` (one id per row) no id may be in both train
     and test; with ``time`` (one value per row) every training row must precede every
     test row.
     """
@@ -467,7 +597,7 @@ def validate(splits: Any, *, groups: Any = None, time: Any = None,
             _check_groups(ids, where, train, test)
         if times is not None:
             _check_time(times, where, train, test)
-    if splits["kind"] in ("iid", "grouped"):
+    if splits["kind"] in ("iid", "grouped", "kfold"):
         _check_partitions(splits, tests, source)
 
 
@@ -480,7 +610,7 @@ _BOOL_IN_LIST = re.compile(r"[\[,]\s*(true|false|null)\s*(?=[,\]])")
 def to_json(splits: dict[str, Any]) -> str:
     """The canonical JSON text of a (validated) split dict: fixed key order, compact."""
     validate(splits)
-    header = {k: splits[k] for k in _KEYS if k != "splits"}
+    header = {k: splits[k] for k in _keys(splits["kind"]) if k != "splits"}
     header["excluded_columns"] = list(splits["excluded_columns"])
     header["splits"] = [
         {"id": e["id"], "repeat": int(e["repeat"]), "fold": int(e["fold"]),
@@ -492,6 +622,8 @@ def to_json(splits: dict[str, Any]) -> str:
         header[key] = int(header[key])
     if header["seed"] is not None:
         header["seed"] = int(header["seed"])
+    if "test_fraction" in header:
+        header["test_fraction"] = float(header["test_fraction"])
     return json.dumps(header, separators=(",", ":"), ensure_ascii=False) + "\n"
 
 
@@ -534,7 +666,7 @@ class FoldSummary(NamedTuple):
 
 
 def fold_summary(scores: Any) -> FoldSummary:
-    """Mean and standard error over the K = R × 3 fold scores of one dataset (SPEC §6).
+    """Mean and standard error over the K = R × n_folds fold scores of one dataset (SPEC §6).
 
     Needs K ≥ 2 (a single holdout score has no standard error).
     """
