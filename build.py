@@ -416,8 +416,9 @@ def build_report(out: Path, n_bootstrap: int) -> None:
     matplotlib.use("Agg")
     from arenalite.cli import main as cli_main
 
-    code = cli_main(["report", str(DEMO), "--output", str(out), "--metric", "metric",
-                     "--score", "score", "--seed", "seed", "--n-bootstrap", str(n_bootstrap)])
+    code = cli_main(["report", str(DEMO), "--output", str(out), "--metric-col", "metric",
+                     "--score-col", "score", "--seed-col", "seed",
+                     "--n-bootstrap", str(n_bootstrap)])
     if code != 0:
         raise SystemExit(f"build: report failed with exit code {code}")
     print(f"[build]   report written ({time.perf_counter() - start:.1f}s)")

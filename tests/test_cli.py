@@ -1,13 +1,21 @@
-"""The command line: tables, figures and the HTML report written to --output."""
+"""The command line: tables, figures and the HTML report written to --output; every user
+mistake ends with ``arenalite: error: <message>`` and exit status 2, never a traceback."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
+from PIL import Image
 
-from arenalite.cli import main, read_config
+from arenalite.cli import build_parser, flag_message, main, read_config
+from arenalite.report import csv_safe, format_column
+
+FIXED = ["--norm-ref-low", "0", "--norm-ref-high", "1"]
 
 
 @pytest.fixture
@@ -17,10 +25,25 @@ def seeded_csv(tmp_path, seeded):
     return path
 
 
+def fails(argv: list[str], capsys) -> str:
+    """Run the CLI expecting a user error; return its one ``arenalite: error:`` line."""
+    try:
+        code = main(argv)
+    except SystemExit as exit_:  # argparse's own errors
+        code = exit_.code
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.startswith("arenalite: error:")
+             or ": error: " in line]
+    assert len(lines) == 1, err
+    return lines[0]
+
+
 def test_aggregate_writes_table_and_figure(tmp_path, seeded_csv, capsys):
     out = tmp_path / "out"
-    assert main(["aggregate", str(seeded_csv), "--seed", "seed", "--norm-ref-low", "0",
-                 "--norm-ref-high", "1", "-o", str(out)]) == 0
+    assert main(["aggregate", str(seeded_csv), "--seed-col", "seed", *FIXED,
+                 "-o", str(out)]) == 0
     table = pd.read_csv(out / "aggregate.csv")
     assert list(table.columns) == ["model", "score"]
     assert list(table["model"]) == ["A", "B", "C"]
@@ -30,11 +53,55 @@ def test_aggregate_writes_table_and_figure(tmp_path, seeded_csv, capsys):
 
 def test_elo_uses_bootstrap_options(tmp_path, seeded_csv):
     out = tmp_path / "out"
-    assert main(["elo", str(seeded_csv), "--seed", "seed", "--norm-ref-low", "0",
-                 "--norm-ref-high", "1", "--n-bootstrap", "50", "-o", str(out)]) == 0
+    assert main(["elo", str(seeded_csv), "--seed-col", "seed", *FIXED, "--n-bootstrap", "50",
+                 "-o", str(out)]) == 0
     table = pd.read_csv(out / "elo.csv")
     assert list(table.columns) == ["model", "ELO", "CI_low", "CI_high"]
     assert (table["CI_low"] <= table["ELO"]).all() and (table["ELO"] <= table["CI_high"]).all()
+
+
+def test_format_writes_each_format_and_pngs_at_150_dpi(tmp_path, seeded_csv):
+    out = tmp_path / "out"
+    assert main(["aggregate", str(seeded_csv), "--seed-col", "seed", *FIXED,
+                 "--format", "png,svg,pdf", "-o", str(out)]) == 0
+    assert (out / "aggregate.svg").read_text().lstrip().startswith("<?xml")
+    assert (out / "aggregate.pdf").read_bytes().startswith(b"%PDF")
+    dpi = Image.open(out / "aggregate.png").info["dpi"]
+    assert min(dpi) >= 149.9
+
+
+def test_column_options_rename_columns(tmp_path, seeded):
+    renamed = seeded.rename(columns={"model": "backbone", "dataset": "task", "score": "value",
+                                     "seed": "split"})
+    csv = tmp_path / "r.csv"
+    renamed.to_csv(csv, index=False)
+    out = tmp_path / "out"
+    assert main(["aggregate", str(csv), "--model-col", "backbone", "--dataset-col", "task",
+                 "--score-col", "value", "--seed-col", "split", *FIXED, "-o", str(out)]) == 0
+    assert list(pd.read_csv(out / "aggregate.csv")["model"]) == ["A", "B", "C"]
+
+
+def test_model_means_a_model_spec_everywhere():
+    """--model is the model to run (run); the column option is --model-col in every command."""
+    parser = build_parser()
+    commands = parser._subparsers._group_actions[0].choices
+    for name, sub in commands.items():
+        flags = {flag for action in sub._actions for flag in action.option_strings}
+        if name == "run":
+            assert "--model" in flags
+        else:
+            assert "--model" not in flags, name
+            if "csv" in {a.dest for a in sub._actions}:
+                assert "--model-col" in flags, name
+
+
+def test_every_option_has_help_with_its_default():
+    commands = build_parser()._subparsers._group_actions[0].choices
+    for name, sub in commands.items():
+        for action in sub._actions:
+            if not action.option_strings or action.dest == "help":
+                continue
+            assert action.help and "default" in action.help, (name, action.option_strings)
 
 
 def test_config_file_gives_load_options(tmp_path, seeded):
@@ -67,21 +134,155 @@ def test_nested_yaml_is_rejected_with_line_number(tmp_path):
         read_config(y)
 
 
-def test_unknown_config_option_is_an_error(tmp_path, seeded_csv):
+# ---- user mistakes: exit 2, one line, no traceback -------------------------------------
+def test_unknown_config_option(tmp_path, seeded_csv, capsys):
     config = tmp_path / "c.json"
     config.write_text(json.dumps({"modle": "model"}))
-    with pytest.raises(ValueError, match="modle"):
-        main(["aggregate", str(seeded_csv), "--config", str(config), "-o", str(tmp_path)])
+    line = fails(["aggregate", str(seeded_csv), "--config", str(config), "-o", str(tmp_path)],
+                 capsys)
+    assert "unknown load option(s) ['modle']" in line
+
+
+def test_missing_results_file(tmp_path, capsys):
+    line = fails(["aggregate", str(tmp_path / "nope.csv"), "-o", str(tmp_path)], capsys)
+    assert line == f"arenalite: error: results file {str(tmp_path / 'nope.csv')!r} not found"
+
+
+def test_missing_config_file(tmp_path, seeded_csv, capsys):
+    line = fails(["aggregate", str(seeded_csv), "--config", "none.yaml", "-o", str(tmp_path)],
+                 capsys)
+    assert "config file 'none.yaml' (--config) not found" in line
+
+
+def test_missing_column_names_the_flag(tmp_path, seeded_csv, capsys):
+    line = fails(["aggregate", str(seeded_csv), "--seed-col", "run", "-o", str(tmp_path)], capsys)
+    assert "column 'run' (given as --seed-col) not found" in line
+
+
+def test_empty_file(tmp_path, capsys):
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    line = fails(["aggregate", str(empty), "-o", str(tmp_path)], capsys)
+    assert "is empty: no header row and no data" in line
+
+
+def test_header_only_file(tmp_path, capsys):
+    header = tmp_path / "header.csv"
+    header.write_text("model,dataset,metric,score\n")
+    assert "the score frame is empty" in fails(["aggregate", str(header), "-o", str(tmp_path)],
+                                                capsys)
+
+
+def test_non_numeric_score_names_the_value_and_row(tmp_path, seeded, capsys):
+    frame = seeded.astype({"score": object})
+    frame.loc[5, "score"] = "abc"
+    csv = tmp_path / "bad.csv"
+    frame.to_csv(csv, index=False)
+    line = fails(["aggregate", str(csv), "--seed-col", "seed", "-o", str(tmp_path)], capsys)
+    assert "column 'score' has a non-numeric value 'abc' in row 5" in line
+
+
+def test_repeated_rows_without_seed_name_the_flag(tmp_path, seeded_csv, capsys):
+    line = fails(["aggregate", str(seeded_csv), *FIXED, "-o", str(tmp_path)], capsys)
+    assert "pass --seed-col <column>" in line
+    assert "seed=" not in line
+
+
+@pytest.mark.parametrize("flag", ["--candidate", "--reference"])
+def test_unknown_gate_model_names_the_flag(tmp_path, seeded_csv, capsys, flag):
+    models = {"--candidate": "A", "--reference": "B", flag: "Z"}
+    line = fails(["gate", str(seeded_csv), "--seed-col", "seed", *FIXED,
+                  "--candidate", models["--candidate"], "--reference", models["--reference"],
+                  "-o", str(tmp_path)], capsys)
+    assert line.startswith(f"arenalite: error: {flag} 'Z' not found in score matrix")
+
+
+def test_negative_n_bootstrap(tmp_path, seeded_csv, capsys):
+    line = fails(["elo", str(seeded_csv), "--n-bootstrap", "-5", "-o", str(tmp_path)], capsys)
+    assert "argument --n-bootstrap: must be 0 or more, got -5" in line
+
+
+def test_unknown_format(tmp_path, seeded_csv, capsys):
+    line = fails(["elo", str(seeded_csv), "--format", "png,jpg", "-o", str(tmp_path)], capsys)
+    assert "argument --format: unknown figure format(s) ['jpg']" in line
+
+
+def test_margin_error_names_the_flag():
+    message = ("no default margin for metric 'mape': no natural scale; pass margin= as a number "
+               "or a {'mape': margin} dict")
+    assert "pass --margin as a number" in flag_message(message)
+
+
+def test_flag_message_leaves_column_values_alone():
+    message = ("duplicate rows for (model='A', dataset='D1') in rows [0, 5]; pass seed=<column>; "
+               "n_bootstrap must be at least 1; norm_ref_low/norm_ref_high give low = 2")
+    assert flag_message(message) == (
+        "duplicate rows for (model='A', dataset='D1') in rows [0, 5]; pass --seed-col <column>; "
+        "--n-bootstrap must be at least 1; --norm-ref-low/--norm-ref-high give low = 2")
+
+
+def test_debug_shows_the_traceback(tmp_path):
+    with pytest.raises(FileNotFoundError, match="nope.csv"):
+        main(["aggregate", str(tmp_path / "nope.csv"), "--debug", "-o", str(tmp_path)])
+
+
+def test_console_error_has_no_traceback(tmp_path):
+    """The real entry point (python -m arenalite): one line on stderr, exit status 2."""
+    run = subprocess.run([sys.executable, "-m", "arenalite", "aggregate", "nope.csv", "-o",
+                          str(tmp_path)], capture_output=True, text=True, cwd=tmp_path)
+    assert run.returncode == 2
+    assert run.stderr == "arenalite: error: results file 'nope.csv' not found\n"
+
+
+def test_warnings_are_one_line_with_flags(tmp_path, seeded_csv, capsys):
+    assert main(["aggregate", str(seeded_csv), "--seed-col", "seed", "-o", str(tmp_path)]) == 0
+    err = capsys.readouterr().err
+    assert "arenalite: warning: --norm-ref-low and --norm-ref-high not given" in err
+    assert "UserWarning" not in err
+
+
+# ---- files ------------------------------------------------------------------------------
+def test_csv_cells_cannot_start_a_formula(tmp_path, seeded, capsys):
+    names = {"A": "=HYPERLINK(\"http://x\")", "B": "+cmd", "C": "@SUM(A1)"}
+    frame = seeded.assign(model=seeded["model"].map(names))
+    csv = tmp_path / "r.csv"
+    frame.to_csv(csv, index=False)
+    out = tmp_path / "out"
+    assert main(["aggregate", str(csv), "--seed-col", "seed", *FIXED, "-o", str(out)]) == 0
+    written = pd.read_csv(out / "aggregate.csv")
+    assert set(written["model"]) == {"'" + name for name in names.values()}
+    assert written["score"].dtype == float
+
+
+def test_csv_safe_leaves_numbers_and_plain_text():
+    frame = pd.DataFrame({"model": ["-x", "a-b", "ok"], "score": [-1.5, 2.0, 0.0],
+                          "note": ["-1", None, "=1"]})
+    safe = csv_safe(frame)
+    assert list(safe["model"]) == ["'-x", "a-b", "ok"]
+    assert list(safe["score"]) == [-1.5, 2.0, 0.0]
+    assert safe["note"].iloc[0] == "'-1" and safe["note"].iloc[2] == "'=1"
+    assert pd.isna(safe["note"].iloc[1])
+
+
+def test_number_format_prints_round_off_as_zero():
+    assert format_column(pd.Series([0.9599, 1.746e-16, 0.5])) == ["0.9599", "0", "0.5000"]
+    assert format_column(pd.Series([1091.71, 908.29])) == ["1091.7", "908.3"]
+    assert format_column(pd.Series([0.0312, 3.2e-05])) == ["0.0312", "3.2e-05"]
 
 
 def test_report_writes_self_contained_html(tmp_path, seeded_csv):
     out = tmp_path / "out"
-    assert main(["report", str(seeded_csv), "--seed", "seed", "--norm-ref-low", "0",
-                 "--norm-ref-high", "1", "--n-bootstrap", "50", "-o", str(out)]) == 0
+    assert main(["report", str(seeded_csv), "--seed-col", "seed", *FIXED, "--n-bootstrap", "50",
+                 "-o", str(out)]) == 0
     page = (out / "report.html").read_text()
     assert page.count("data:image/png;base64,") >= 5
     for name in ("aggregate", "iqm", "elo", "improvability", "compare", "frequentist"):
         assert (out / f"{name}.csv").exists(), name
+    assert page.index('id="summary"') < page.index('id="aggregate"')
+    assert "Best model by method" in page
+    assert '<a href="profiles.csv">profiles.csv</a>' in page
+    assert "e-16" not in page and "e-17" not in page
+    assert '<td class="text">A</td>' in page
 
 
 def test_parse_model_options():
@@ -112,10 +313,17 @@ def test_splits_then_run_then_rank(tmp_path):
     assert len(pd.read_csv(out / "summary.csv")) == 2
 
     ranked = tmp_path / "ranked"
-    assert main(["aggregate", str(out / "results.csv"), "--seed", "seed", "-o", str(ranked)]) == 0
+    assert main(["aggregate", str(out / "results.csv"), "--seed-col", "seed",
+                 "-o", str(ranked)]) == 0
     assert set(pd.read_csv(ranked / "aggregate.csv")["model"]) == {"attention", "knn(k=3)"}
 
 
-def test_run_rejects_unknown_dataset(tmp_path):
-    with pytest.raises(ValueError, match="unknown dataset 'mnist'"):
-        main(["run", "mnist", "--model", "knn", "-o", str(tmp_path)])
+def test_run_rejects_unknown_dataset(tmp_path, capsys):
+    assert "unknown dataset 'mnist'" in fails(["run", "mnist", "--model", "knn", "-o",
+                                               str(tmp_path)], capsys)
+
+
+def test_output_folder_is_created(tmp_path, seeded_csv):
+    out = Path(tmp_path) / "a" / "b"
+    assert main(["aggregate", str(seeded_csv), "--seed-col", "seed", *FIXED, "-o", str(out)]) == 0
+    assert (out / "aggregate.csv").exists()

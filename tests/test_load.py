@@ -78,8 +78,25 @@ def test_non_numeric_score_names_column_value_and_row():
 
 def test_numeric_strings_are_not_coerced():
     df = small(score=["0.9", "0.8", "0.7", "0.6"])
-    with pytest.raises(ValueError, match=r"non-numeric value '0.9' in row 0"):
+    with pytest.raises(ValueError, match=r"holds numbers stored as text, e.g. '0.9' in row 0"):
         load_df(df, **FIXED)
+
+
+def test_csv_with_text_in_row_5_names_that_value_and_row(tmp_path):
+    """One bad cell makes pandas read the whole column as text: name the bad cell, not row 0."""
+    rows = [("A", f"d{i}", 0.959226 - i / 100) for i in range(5)] + [("A", "d5", "abc")]
+    path = tmp_path / "scores.csv"
+    pd.DataFrame(rows, columns=["model", "dataset", "score"]).assign(metric="accuracy").to_csv(
+        path, index=False)
+    with pytest.raises(ValueError, match=r"column 'score' has a non-numeric value 'abc' in row 5"):
+        load_csv(path, **FIXED)
+
+
+def test_empty_csv_file(tmp_path):
+    path = tmp_path / "empty.csv"
+    path.write_text("")
+    with pytest.raises(ValueError, match="is empty: no header row and no data"):
+        load_csv(path, **FIXED)
 
 
 def test_boolean_scores_are_rejected():

@@ -96,3 +96,30 @@ def test_observed_bounds_map_into_unit_interval_with_best_at_one(scores, metric)
     order = np.argsort(raw)
     steps = np.diff(norm[order])
     assert (steps >= 0).all() if metric == "accuracy" else (steps <= 0).all()
+
+
+def test_references_that_do_not_bracket_the_scores_warn():
+    """RMSE 50-90 with references 0 and 1 would normalize to about -89 .. -49: say so."""
+    df = pd.concat([one_dataset([0.9, 0.8, 0.7]),
+                    one_dataset([51.1, 70.0, 90.9], metric="rmse").assign(dataset="diabetes")],
+                   ignore_index=True)
+    with pytest.warns(UserWarning, match=r"do not bracket the scores of 1 dataset") as caught:
+        load_df(df, norm_ref_low=0.0, norm_ref_high=1.0)
+    message = str(caught[0].message)
+    assert "dataset 'diabetes' (rmse): scores 51.1 to 90.9, references 0 to 1" in message
+    assert "normalized -89.9 to -50.1" in message
+
+
+def test_bracketing_and_model_references_do_not_warn():
+    df = one_dataset([51.1, 70.0, 90.9], metric="rmse")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        load_df(df, norm_ref_low=0.0, norm_ref_high=100.0)
+        load_df(df, norm_ref_low=0.0, norm_ref_high="M1")  # a model: beyond it is expected
+        load_df(df, metric_type_bounds={"rmse": (0, "M2")})
+
+
+def test_metric_type_bounds_that_do_not_bracket_warn():
+    df = one_dataset([51.1, 70.0, 90.9], metric="rmse")
+    with pytest.warns(UserWarning, match=r"metric_type_bounds do not bracket .* to 60"):
+        load_df(df, metric_type_bounds={"rmse": (0, 60)})

@@ -1,19 +1,24 @@
-"""Command line: run arenalite's methods on a results CSV, writing CSV tables and PNG figures.
+"""Command line: run arenalite's methods on a results CSV, writing CSV tables and figures.
 
 ``arenalite report results.csv --output out/`` runs every method that applies and
-also writes one self-contained ``report.html``. Column options mirror :func:`load_df`;
-``--config FILE`` reads the same options from a JSON file or a flat ``key: value``
+also writes one self-contained ``report.html``. Column options mirror :func:`load_df`
+(``--model-col`` for its ``model=`` and so on); ``--config FILE`` reads the load
+options under their :func:`load_df` names from a JSON file or a flat ``key: value``
 YAML file (no YAML library needed for that subset). ``arenalite splits`` persists the
 splits of bundled datasets and ``arenalite run`` runs in-context models on them,
 writing the results table that the other commands read.
+
+A user mistake (a missing file or column, a bad value, an unknown model) ends with
+``arenalite: error: <message>`` on stderr and exit status 2, as argparse's own errors
+do; the library's keyword names in the message are replaced by the flags the user
+typed (:func:`flag_message`). ``--debug`` shows the traceback instead.
 """
 
 from __future__ import annotations
 
 import argparse
-import base64
-import html
 import json
+import re
 import sys
 import warnings
 from collections.abc import Callable, Sequence
@@ -22,19 +27,38 @@ from typing import Any
 
 from .benchmark import Benchmark
 from .load import load_csv
+from .report import METHODS, parse_formats, write_outputs, write_report, write_table
 
-METHODS: dict[str, tuple[str, str]] = {
-    "aggregate": ("aggregate_ranking", "Aggregate ranking (trimmed mean of normalized scores)"),
-    "iqm": ("iqm_ranking", "Interquartile mean with stratified bootstrap CI"),
-    "elo": ("elo_ranking", "Bradley-Terry Elo with bootstrap CI"),
-    "improvability": ("improvability_ranking", "Improvability (TabArena), lower is better"),
-    "compare": ("compare_rankings", "Ranks by method, side by side"),
-    "frequentist": ("frequentist_comparison", "Friedman + Nemenyi critical differences"),
-    "bayesian": ("bayesian_comparison", "Bayesian signed-rank test, all pairs"),
-    "profiles": ("performance_profiles", "Performance profiles (Dolan & Moré)"),
-}  # in report order
 LOAD_OPTIONS = ("model", "dataset", "metric", "score", "seed", "norm_ref_low", "norm_ref_high",
                 "drop_incomplete", "condition_col")
+COLUMN_OPTIONS = ("model", "dataset", "metric", "score", "seed", "condition_col")
+FLAGS = {
+    **{option: "--" + option.removesuffix("_col").replace("_", "-") + "-col"
+       for option in COLUMN_OPTIONS},
+    "norm_ref_low": "--norm-ref-low", "norm_ref_high": "--norm-ref-high",
+    "drop_incomplete": "--drop-incomplete", "n_bootstrap": "--n-bootstrap",
+    "random_state": "--random-state", "candidate": "--candidate", "reference": "--reference",
+    "margin": "--margin",
+}
+"""Library keyword → the CLI flag that sets it (the one place messages are translated)."""
+USER_ERRORS = (ValueError, TypeError, OSError)
+"""What the library raises for bad input (and the OS for a missing or unreadable file)."""
+
+
+def flag_message(message: str) -> str:
+    """``message`` with the library's keyword names replaced by the CLI flags.
+
+    ``seed=<column>`` → ``--seed-col <column>``; ``n_bootstrap`` → ``--n-bootstrap``;
+    a message that starts with ``candidate``/``reference``/``margin`` names the flag.
+    ``model='A'`` (a column name and a value) is left alone.
+    """
+    message = message.replace("drop_incomplete=True", FLAGS["drop_incomplete"])
+    for keyword, flag in FLAGS.items():
+        message = re.sub(rf"(?<![\w\-\[.]){keyword}=(?=[)\s]|$)", flag, message)
+        message = re.sub(rf"(?<![\w\-\[.]){keyword}=(?=<)", flag + " ", message)
+        if "_" in keyword:
+            message = re.sub(rf"(?<![\w\-\[.]){keyword}(?![\w\[])", flag, message)
+    return re.sub(r"^(candidate|reference|margin)\b", lambda m: FLAGS[m.group(1)], message)
 
 
 def read_config(path: str | Path) -> dict[str, Any]:
@@ -83,50 +107,93 @@ def _scalar_or_name(value: str | None) -> Any:
         return value
 
 
+def _count(text: str) -> int:
+    """argparse type: an integer ≥ 0."""
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def _formats(text: str) -> tuple[str, ...]:
+    try:
+        return parse_formats(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from error
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="arenalite", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--output", "-o", default="arenalite-out",
+                        help="folder for the files written (default: arenalite-out)")
+    common.add_argument("--debug", action="store_true",
+                        help="show the Python traceback of an error (default: off)")
 
     def table_command(name: str, help_text: str) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, help=help_text)
+        p = sub.add_parser(name, help=help_text, description=help_text, parents=[common])
         p.add_argument("csv", help="long results table: one row per model, dataset[, seed]")
-        p.add_argument("--output", "-o", default="arenalite-out", help="folder for CSV/PNG/HTML")
-        p.add_argument("--config", help="JSON or flat YAML file with load options")
-        for option in ("model", "dataset", "metric", "score", "seed", "condition_col"):
-            p.add_argument(f"--{option.replace('_', '-')}", dest=option, default=None)
-        p.add_argument("--norm-ref-low", default=None, help="number or model name")
-        p.add_argument("--norm-ref-high", default=None, help="number or model name")
-        p.add_argument("--drop-incomplete", action="store_true", default=None)
-        p.add_argument("--n-bootstrap", type=int, default=1000)
-        p.add_argument("--random-state", type=int, default=0)
+        p.add_argument("--config", help="JSON or flat YAML file with load_df options under "
+                                        "their Python names (default: none)")
+        for option in COLUMN_OPTIONS:
+            default = None if option in ("seed", "condition_col") else option
+            what = {"seed": "seed/split column; its rows are kept for IQM and Elo",
+                    "condition_col": "column splitting the rows into conditions"}.get(
+                        option, f"{option} column")
+            p.add_argument(FLAGS[option], dest=option, default=None, metavar="COLUMN",
+                           help=f"name of the {what} (default: {default or 'none'})")
+        for end, worst in (("low", "0 (worst)"), ("high", "1 (best)")):
+            p.add_argument(f"--norm-ref-{end}", default=None, metavar="VALUE",
+                           help=f"raw score that normalizes to {worst}: a number or a model "
+                                "name (default: the observed per-dataset "
+                                f"{'min' if end == 'low' else 'max'}, with a warning)")
+        p.add_argument("--drop-incomplete", action="store_true", default=None,
+                       help="drop models that miss a dataset (default: off, an error)")
+        p.add_argument("--n-bootstrap", type=_count, default=1000, metavar="N",
+                       help="bootstrap replicates for IQM and Elo intervals (default: 1000)")
+        p.add_argument("--random-state", type=_count, default=0, metavar="SEED",
+                       help="seed of the bootstrap and Bayesian samplers (default: 0)")
+        p.add_argument("--format", dest="formats", type=_formats, default=("png",),
+                       metavar="png,svg,pdf",
+                       help="figure formats, comma-separated; PNGs at 150 dpi (default: png)")
         return p
 
     table_command("report", "every method that applies, plus report.html")
     table_command("rank", "aggregate, Elo and improvability ranks side by side (= compare)")
     for name, (_, text) in METHODS.items():
         table_command(name, text)
-    splits = sub.add_parser("splits", help="persist the splits of bundled datasets as JSON")
+    splits = sub.add_parser("splits", help="persist the splits of bundled datasets as JSON",
+                            parents=[common])
     splits.add_argument("datasets", nargs="+", help="bundled dataset names")
-    splits.add_argument("--output", "-o", default="arenalite-out")
     splits.add_argument("--n-repeats", type=int, default=None,
-                        help="override the adaptive repeat count of SPEC §6")
-    run = sub.add_parser("run", help="run in-context models on bundled datasets' splits")
+                        help="override the adaptive repeat count of SPEC §6 (default: adaptive)")
+    run = sub.add_parser("run", help="run in-context models on bundled datasets' splits",
+                         parents=[common])
     run.add_argument("datasets", nargs="+", help="bundled dataset names")
-    run.add_argument("--model", action="append", required=True, dest="models",
-                     help="NAME[:key=value,...], e.g. knn:k=15 (repeatable)")
+    run.add_argument("--model", action="append", required=True, dest="models", metavar="SPEC",
+                     help="model to run, NAME[:key=value,...], e.g. knn:k=15 (repeatable; "
+                          "required, no default)")
     run.add_argument("--splits-dir", default=None,
                      help="read <dataset>.splits.json from here (default: make them)")
-    run.add_argument("--workers", type=int, default=0,
-                     help="processes in a ProcessPoolExecutor (0: in this process)")
-    run.add_argument("--output", "-o", default="arenalite-out")
+    run.add_argument("--workers", type=_count, default=0,
+                     help="processes in a ProcessPoolExecutor (default: 0, in this process)")
     gate = table_command("gate", "non-inferiority gate of candidates against a reference")
-    gate.add_argument("--candidate", action="append", required=True)
-    gate.add_argument("--reference", required=True)
-    gate.add_argument("--margin", type=float, default=None)
+    gate.add_argument("--candidate", action="append", required=True, metavar="MODEL",
+                      help="model to test (repeatable; required, no default)")
+    gate.add_argument("--reference", required=True, metavar="MODEL",
+                      help="model the candidates must not be worse than (required, no default)")
+    gate.add_argument("--margin", type=float, default=None,
+                      help="tolerated loss in the metric's raw units (default: the metric's "
+                           "documented default margin)")
     return parser
 
 
 def _load(args: argparse.Namespace) -> Benchmark:
+    if not Path(args.csv).is_file():
+        raise FileNotFoundError(f"results file {args.csv!r} not found")
+    if args.config and not Path(args.config).is_file():
+        raise FileNotFoundError(f"config file {args.config!r} (--config) not found")
     options: dict[str, Any] = read_config(args.config) if args.config else {}
     for key in LOAD_OPTIONS:
         value = getattr(args, key, None)
@@ -137,7 +204,8 @@ def _load(args: argparse.Namespace) -> Benchmark:
             options[key] = _scalar_or_name(options[key])
     unknown = sorted(set(options) - set(LOAD_OPTIONS) - {"metric_direction", "metric_type_bounds"})
     if unknown:
-        raise ValueError(f"unknown load option(s) {unknown!r}; known: {sorted(LOAD_OPTIONS)!r}")
+        raise ValueError(f"unknown load option(s) {unknown!r} in {args.config}; known: "
+                         f"{sorted(LOAD_OPTIONS)!r}")
     benchmark = load_csv(args.csv, **options)
     if not isinstance(benchmark, Benchmark):
         raise ValueError("condition_col gives several benchmarks; run the CLI once per condition")
@@ -145,63 +213,12 @@ def _load(args: argparse.Namespace) -> Benchmark:
 
 
 def _run_method(benchmark: Benchmark, name: str, args: argparse.Namespace) -> Any:
-    attr = METHODS[name][0]
-    method: Callable[..., Any] = getattr(benchmark, attr)
+    method: Callable[..., Any] = getattr(benchmark, METHODS[name][0])
     if name in ("iqm", "elo"):
         return method(n_bootstrap=args.n_bootstrap, random_state=args.random_state)
     if name == "bayesian":
         return method(random_state=args.random_state)
     return method()
-
-
-def _write(result: Any, name: str, out: Path) -> tuple[Path, Path | None]:
-    csv_path = out / f"{name}.csv"
-    result.table.to_csv(csv_path, index=False)
-    png_path: Path | None = out / f"{name}.png"
-    try:
-        figure = result.plot()
-    except NotImplementedError:
-        png_path = None
-    else:
-        figure.savefig(png_path, dpi=120)
-    return csv_path, png_path
-
-
-def _applicable(benchmark: Benchmark) -> list[str]:
-    """METHODS in order; IQM only with seeds."""
-    return [name for name in METHODS if name != "iqm" or benchmark.has_seeds]
-
-
-def write_report(benchmark: Benchmark, args: argparse.Namespace, out: Path,
-                 log: Callable[[str], None]) -> Path:
-    """Run every applicable method; write CSVs, PNGs and one self-contained report.html."""
-    sections = []
-    for name in _applicable(benchmark):
-        try:
-            result = _run_method(benchmark, name, args)
-        except ValueError as error:
-            log(f"{name}: skipped ({error})")
-            sections.append(f"<h2>{html.escape(METHODS[name][1])}</h2>"
-                            f"<p><em>Not applicable: {html.escape(str(error))}</em></p>")
-            continue
-        csv_path, png_path = _write(result, name, out)
-        log(f"{name}: wrote {csv_path.name}" + (f", {png_path.name}" if png_path else ""))
-        image = ""
-        if png_path is not None:
-            encoded = base64.b64encode(png_path.read_bytes()).decode("ascii")
-            image = f'<img alt="{name} plot" src="data:image/png;base64,{encoded}">'
-        sections.append(f"<h2>{html.escape(METHODS[name][1])}</h2>{image}"
-                        f"{result.table.to_html(index=False, float_format=lambda v: f'{v:.4g}')}")
-    size = f"{len(benchmark.models_)} models × {len(benchmark.datasets_)} datasets"
-    title = f"arenalite report: {size}"
-    page = (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-            "<style>body{font-family:system-ui,sans-serif;max-width:960px;margin:2em auto;"
-            "padding:0 1em}table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;"
-            "padding:2px 8px;text-align:right}img{max-width:100%}</style></head><body>"
-            f"<h1>{html.escape(title)}</h1>{''.join(sections)}</body></html>")
-    path = out / "report.html"
-    path.write_text(page, encoding="utf-8")
-    return path
 
 
 def parse_model(text: str) -> dict[str, Any]:
@@ -239,8 +256,6 @@ def run_models(args: argparse.Namespace, out: Path) -> tuple[Path, Path]:
 
     from . import datasets, runner, splits
 
-    if args.workers < 0:
-        raise ValueError(f"--workers must be 0 or more, got {args.workers}")
     data = {name: datasets.load(name) for name in args.datasets}
     if args.splits_dir:
         persisted = {name: splits.load(_split_path(Path(args.splits_dir), name)) for name in data}
@@ -253,20 +268,23 @@ def run_models(args: argparse.Namespace, out: Path) -> tuple[Path, Path]:
             results = runner.run(data, persisted, models, executor=pool, progress=True)
     else:
         results = runner.run(data, persisted, models, progress=True)
-    results_path, summary_path = out / "results.csv", out / "summary.csv"
-    results.to_csv(results_path, index=False)
-    runner.summarize(results).to_csv(summary_path, index=False)
-    return results_path, summary_path
+    return (write_table(results, out / "results.csv"),
+            write_table(runner.summarize(results), out / "summary.csv"))
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def _log(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def _show_warning(message: Any, category: type[Warning], *_: Any, **__: Any) -> None:
+    """Warnings as one ``arenalite: warning:`` line, with CLI flags for keyword names."""
+    _log(f"arenalite: warning: {flag_message(str(message))}")
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Do what ``args`` ask; errors propagate (``main`` reports them)."""
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
-
-    def log(message: str) -> None:
-        print(message, file=sys.stderr)
-
     if args.command == "splits":
         for path in write_splits(args.datasets, out, args.n_repeats):
             print(path)
@@ -275,24 +293,37 @@ def main(argv: Sequence[str] | None = None) -> int:
         for path in run_models(args, out):
             print(path)
         return 0
+    benchmark = _load(args)
+    _log(f"loaded {benchmark!r}")
+    if args.command == "report":
+        print(write_report(benchmark, out, lambda name: _run_method(benchmark, name, args),
+                           formats=args.formats, log=_log, source=args.csv))
+        return 0
+    if args.command == "gate":
+        result = benchmark.gate(args.candidate, args.reference, margin=args.margin)
+        name = "gate"
+    else:
+        name = "compare" if args.command == "rank" else args.command
+        result = _run_method(benchmark, name, args)
+    paths, _ = write_outputs(result, name, out, args.formats)
+    print(result.table.to_string(index=False))
+    _log("wrote " + ", ".join(str(p) for p in paths))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point: exit status 0, or 2 with ``arenalite: error: ...`` for a user mistake."""
+    args = build_parser().parse_args(argv)
     with warnings.catch_warnings():
         warnings.simplefilter("default")
-        benchmark = _load(args)
-        log(f"loaded {benchmark!r}")
-        if args.command == "report":
-            path = write_report(benchmark, args, out, log)
-            print(path)
-            return 0
-        if args.command == "gate":
-            result = benchmark.gate(args.candidate, args.reference, margin=args.margin)
-            name = "gate"
-        else:
-            name = "compare" if args.command == "rank" else args.command
-            result = _run_method(benchmark, name, args)
-        csv_path, png_path = _write(result, name, out)
-        print(result.table.to_string(index=False))
-        log(f"wrote {csv_path}" + (f" and {png_path}" if png_path else ""))
-    return 0
+        warnings.showwarning = _show_warning
+        try:
+            return run_command(args)
+        except USER_ERRORS as error:
+            if args.debug:
+                raise
+            _log(f"arenalite: error: {flag_message(str(error))}")
+            return 2
 
 
 if __name__ == "__main__":

@@ -24,7 +24,11 @@ from .registry import DIRECTIONS, get_metric
 
 def load_csv(path: str | PathLike, **kwargs: Any) -> Benchmark | BenchmarkGroup:
     """Read a long-format CSV and load it like :func:`load_df` (same keywords)."""
-    return load_df(pd.read_csv(path), **kwargs)
+    try:
+        frame = pd.read_csv(path)
+    except pd.errors.EmptyDataError as err:
+        raise ValueError(f"{str(path)!r} is empty: no header row and no data") from err
+    return load_df(frame, **kwargs)
 
 
 def load_df(
@@ -173,19 +177,33 @@ def _load_one(
 
 
 def numeric_scores(values: pd.Series, column: str) -> pd.Series:
-    """``values`` as float, or a ValueError naming the first non-numeric/non-finite row."""
+    """``values`` as float, or a ValueError naming the first non-numeric/non-finite row.
+
+    In an object column (a CSV column that pandas could not parse as numbers) the
+    message names the first value that is not a number even as text, e.g. ``'abc'``
+    in row 5 rather than the numeric text ``'0.959'`` in row 0; a column of numbers
+    stored as text is an error of its own (nothing is coerced silently).
+    """
     if pd.api.types.is_bool_dtype(values.dtype):
         raise ValueError(f"column {column!r} holds booleans (dtype {values.dtype}); scores must "
                          f"be numbers, e.g. {_plain(values.iloc[0])!r} in row "
                          f"{_plain(values.index[0])!r}")
     if not pd.api.types.is_numeric_dtype(values.dtype):
-        ok = np.fromiter((isinstance(v, (int, float, np.integer, np.floating))
-                          and not isinstance(v, (bool, np.bool_)) for v in values.to_numpy()),
-                         dtype=bool, count=len(values))
-        if not ok.all():
-            row = values.index[(~ok).argmax()]
-            raise ValueError(f"column {column!r} has a non-numeric value "
-                             f"{_plain(values[row])!r} in row {_plain(row)!r}")
+        cells = values.to_numpy(dtype=object)
+        is_number = _each(cells, lambda v: isinstance(v, (int, float, np.integer, np.floating))
+                          and not isinstance(v, (bool, np.bool_)))
+        if not is_number.all():
+            is_text = _each(cells, lambda v: isinstance(v, str))
+            text = pd.Series(np.where(is_text, cells, None), dtype=object)
+            is_numeric_text = is_text & pd.to_numeric(text, errors="coerce").notna().to_numpy()
+            bad = ~(is_number | is_numeric_text)
+            row = values.index[(bad if bad.any() else ~is_number).argmax()]
+            if bad.any():
+                raise ValueError(f"column {column!r} has a non-numeric value "
+                                 f"{_plain(values[row])!r} in row {_plain(row)!r}")
+            raise ValueError(f"column {column!r} holds numbers stored as text, e.g. "
+                             f"{_plain(values[row])!r} in row {_plain(row)!r}; convert the column "
+                             "with pd.to_numeric before loading")
     numeric = values.astype(float)
     nonfinite = ~np.isfinite(numeric.to_numpy())
     if nonfinite.any():
@@ -193,6 +211,11 @@ def numeric_scores(values: pd.Series, column: str) -> pd.Series:
         raise ValueError(f"column {column!r} has a non-finite value {_plain(values[row])!r} in "
                          f"row {_plain(row)!r}; scores must be finite numbers")
     return numeric
+
+
+def _each(cells: np.ndarray, test: Any) -> np.ndarray:
+    """Boolean mask of ``test(cell)`` over an object array."""
+    return np.fromiter((test(v) for v in cells), dtype=bool, count=len(cells))
 
 
 def _one_metric_per_dataset(long: pd.DataFrame, column: str) -> pd.Series:

@@ -43,7 +43,7 @@ def normalize(
     datasets = metrics.index
     raw_mean = long.groupby(["model", "dataset"], sort=False)["score"].mean()
     if metric_type_bounds is not None:  # load_df rejects it combined with norm_ref_*
-        low, high = _bounds_from_metric_types(metrics, metric_type_bounds, raw_mean)
+        low, high, fixed = _bounds_from_metric_types(metrics, metric_type_bounds, raw_mean)
     else:
         by_dataset = raw_mean.groupby(level="dataset")
         if norm_ref_low is None or norm_ref_high is None:
@@ -57,9 +57,12 @@ def normalize(
                                  by_dataset.min())
         high = _resolve_reference(norm_ref_high, "norm_ref_high", datasets, raw_mean,
                                   by_dataset.max())
+        fixed = pd.DataFrame({end: _is_number(ref) for end, ref in
+                              (("low", norm_ref_low), ("high", norm_ref_high))}, index=datasets)
 
-    _check_order(low, high, directions, "norm_ref_low/norm_ref_high"
-                 if metric_type_bounds is None else "metric_type_bounds")
+    option = "norm_ref_low/norm_ref_high" if metric_type_bounds is None else "metric_type_bounds"
+    _check_order(low, high, directions, option)
+    _warn_unbracketed(raw_mean, low, high, fixed, metrics, directions, option)
     is_min = (directions.loc[datasets] == "min").to_numpy()
     zero_at = pd.Series(np.where(is_min, high, low), index=datasets, dtype=float)
     one_at = pd.Series(np.where(is_min, low, high), index=datasets, dtype=float)
@@ -73,6 +76,42 @@ def normalize(
 def normalize_values(score: np.ndarray, zero_at: np.ndarray, one_at: np.ndarray) -> np.ndarray:
     """Linear map sending ``zero_at → 0`` and ``one_at → 1`` (element-wise)."""
     return (score - zero_at) / (one_at - zero_at) + 0.0  # + 0.0 turns -0.0 into 0.0
+
+
+def _is_number(ref: Any) -> bool:
+    """A fixed number or {dataset: number} dict (not a model name, not None = observed)."""
+    return ref is not None and not isinstance(ref, str)
+
+
+def _warn_unbracketed(raw_mean: pd.Series, low: pd.Series, high: pd.Series, fixed: pd.DataFrame,
+                      metrics: pd.Series, directions: pd.Series, option: str) -> None:
+    """Warn when fixed numeric references leave a dataset's scores outside [0, 1].
+
+    A reference that is a model name is relative by design (models beyond it are
+    expected), so only numeric ends are checked, against the seed-averaged scores.
+    """
+    by_dataset = raw_mean.groupby(level="dataset")
+    lowest = by_dataset.min().loc[low.index]
+    highest = by_dataset.max().loc[low.index]
+    outside = ((fixed["low"] & (lowest < low)) | (fixed["high"] & (highest > high))).to_numpy()
+    if not outside.any():
+        return
+    is_min = (directions.loc[low.index] == "min").to_numpy()
+    zero_at, one_at = np.where(is_min, high, low), np.where(is_min, low, high)
+    norm_a = normalize_values(lowest.to_numpy(), zero_at, one_at)
+    norm_b = normalize_values(highest.to_numpy(), zero_at, one_at)
+    names = low.index[outside]
+    shown = "; ".join(
+        f"dataset {ds!r} ({metrics[ds]}): scores {lowest[ds]:.4g} to {highest[ds]:.4g}, "
+        f"references {low[ds]:.4g} to {high[ds]:.4g}, normalized "
+        f"{min(norm_a[k], norm_b[k]):.3g} to {max(norm_a[k], norm_b[k]):.3g}"
+        for k, ds in zip(np.flatnonzero(outside)[:5], names[:5], strict=True))
+    more = f"; and {len(names) - 5} more" if len(names) > 5 else ""
+    warnings.warn(f"{option} do not bracket the scores of {len(names)} dataset(s), so their "
+                  f"normalized scores leave [0, 1] and weigh on the aggregate and IQM rankings: "
+                  f"{shown}{more}. Give references per dataset ({{dataset: value}}), "
+                  "metric_type_bounds per metric, or None for the observed min/max",
+                  UserWarning, stacklevel=5)
 
 
 def _check_order(low: pd.Series, high: pd.Series, directions: pd.Series, option: str) -> None:
@@ -143,9 +182,10 @@ def _bounds_from_metric_types(
     metrics: pd.Series,
     metric_type_bounds: Mapping[str, tuple[Any, Any]],
     raw_mean: pd.Series,
-) -> tuple[pd.Series, pd.Series]:
+) -> tuple[pd.Series, pd.Series, pd.DataFrame]:
+    """Per-dataset low/high from the metric table or registry, and which ends are numbers."""
     table = {str(k).lower(): v for k, v in metric_type_bounds.items()}
-    low, high = {}, {}
+    low, high, fixed = {}, {}, {}
     for ds, name in metrics.items():
         key = name.lower()
         option = f"metric_type_bounds[{name!r}]"
@@ -158,6 +198,7 @@ def _bounds_from_metric_types(
                 if isinstance(v, str) else finite_number(v, f"{option} {end}", ds)
                 for end, v in zip(("low", "high"), pair, strict=True)
             )
+            fixed[ds] = {end: _is_number(v) for end, v in zip(("low", "high"), pair, strict=True)}
             continue
         spec = get_metric(name)
         if spec is None:
@@ -171,5 +212,7 @@ def _bounds_from_metric_types(
             raise ValueError(f"metric '{name}' (dataset {ds!r}) has no natural lower bound; list "
                              f"it in metric_type_bounds, e.g. {{'{key}': (0, {hi})}}")
         low[ds], high[ds] = lo, hi
+        fixed[ds] = {"low": True, "high": True}
     return (pd.Series(low, dtype=float).loc[metrics.index],
-            pd.Series(high, dtype=float).loc[metrics.index])
+            pd.Series(high, dtype=float).loc[metrics.index],
+            pd.DataFrame.from_dict(fixed, orient="index").loc[metrics.index])

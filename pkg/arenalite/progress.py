@@ -10,8 +10,9 @@ from typing import TextIO
 class Progress:
     """Prints ``label [#####.....] k/n  elapsed`` to stderr, at most ~10 times a second.
 
-    ``enabled=None`` shows the bar only when the stream is a terminal; pass True/False
-    to force it (callers pass False for work too short to need a bar).
+    The bar is drawn only on a terminal, never into a log file or a pipe (its ``\r``
+    redraws would litter them). ``enabled=False`` turns it off even there (callers pass
+    False for work too short to need a bar); None or True leave it to the terminal test.
     """
 
     def __init__(self, total: int, label: str, enabled: bool | None = None,
@@ -19,7 +20,7 @@ class Progress:
         self.total = max(int(total), 1)
         self.label = label
         self.stream = stream or sys.stderr
-        self.enabled = self.stream.isatty() if enabled is None else enabled
+        self.enabled = enabled is not False and _is_terminal(self.stream)
         self.done = 0
         self._start = time.perf_counter()
         self._last = 0.0
@@ -45,3 +46,8 @@ class Progress:
         if self.enabled and self.done < self.total:
             self.stream.write("\n")
             self.stream.flush()
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
