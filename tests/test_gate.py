@@ -263,3 +263,19 @@ def test_a_wider_margin_never_raises_the_noninferiority_p_value(seed: int, n: in
     assert wide["p_noninferiority"] <= narrow["p_noninferiority"] + 1e-12
     assert narrow["p_two_sided"] == wide["p_two_sided"]
     assert not (narrow["passed"] and not wide["passed"])
+
+
+def test_each_verdict_comes_with_its_reason(constructed: arenalite.Benchmark) -> None:
+    table = constructed.gate(["better", "slightly_worse", "worse", "noisy"],
+                             "ref").table.set_index("candidate")
+    assert list(table.columns)[-1] == "reason"
+    assert table.loc["better", "reason"].startswith("passes: better than the reference "
+                                                    "(two-sided p = ")
+    assert table.loc["slightly_worse", "reason"].startswith(
+        "passes: not worse by more than the margin 0.01 (one-sided p = ")
+    assert table.loc["worse", "reason"].startswith("fails: worse than the reference")
+    assert "not shown to be worse is not evidence" in table.loc["noisy", "reason"]
+    few = gate_test(np.full(3, 0.05), 0.01)
+    assert few["verdict"] == "inconclusive"
+    assert few["reason"] == ("fails: with 3 dataset(s) the smallest attainable one-sided p is "
+                             "0.5^3 = 0.125, not below 0.05; more datasets are needed")

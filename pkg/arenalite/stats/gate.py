@@ -102,6 +102,25 @@ def verdict(p_noninferiority: float, p_two_sided: float, w_plus: float, w_minus:
     return "inconclusive"
 
 
+def reason(result: str, n_datasets: int, p_noninferiority: float, p_two_sided: float,
+           margin: float, alpha: float) -> str:
+    """Why the gate gave ``result``, in one sentence with the numbers that decided it."""
+    one, two = f"one-sided p = {p_noninferiority:.3g}", f"two-sided p = {p_two_sided:.3g}"
+    if result == "superior":
+        return f"passes: better than the reference ({two} < {alpha:g})"
+    if result == "non-inferior":
+        return f"passes: not worse by more than the margin {margin:g} ({one} < {alpha:g})"
+    if result == "inferior":
+        return (f"fails: worse than the reference ({two} < {alpha:g}) and not shown within "
+                f"the margin {margin:g} ({one})")
+    floor = min_attainable_p(n_datasets, "greater")
+    if floor >= alpha:
+        return (f"fails: with {n_datasets} dataset(s) the smallest attainable one-sided p is "
+                f"0.5^{n_datasets} = {floor:.3g}, not below {alpha:g}; more datasets are needed")
+    return (f"fails: not shown within the margin {margin:g} ({one} ≥ {alpha:g}); not shown to "
+            "be worse is not evidence of being competitive")
+
+
 def shift_by_margin(d: np.ndarray, margin: float, scale: np.ndarray | None = None) -> np.ndarray:
     """``d + margin`` with float round-off at the margin snapped to an exact 0.
 
@@ -138,12 +157,17 @@ def gate_test(d: np.ndarray, margin: float, alpha: float = 0.05,
         "wins": int(np.sum(d > 0)),
         "losses": int(np.sum(d < 0)),
         "ties": int(np.sum(d == 0)),
+        "reason": reason(result, int(d.size), noninferiority.p_value, two_sided.p_value,
+                         float(margin), alpha),
     }
 
 
 class GateResult(Result):
     """Gate table (one row per candidate and metric), per-dataset differences, ranking.
 
+    Table columns: candidate, reference, metric, n_datasets, median_difference,
+    p_noninferiority, p_two_sided, margin, verdict, passed, wins, losses, ties, reason
+    (one sentence: which test decided the verdict, with its p-value).
     ``.differences``: candidate, reference, metric, dataset, difference (raw units,
     positive = candidate better). ``.ranking``: Friedman + Nemenyi ranking of all
     models of the benchmark, references included (a :class:`FrequentistResult`).
