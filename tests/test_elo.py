@@ -331,12 +331,92 @@ def test_bad_resampling_names_parameter_and_choices(four_models, bad):
         load(four_models).elo_ranking(resampling=bad)
 
 
+def seeded_long(levels: dict[str, list[float]], n_seeds: int, noise: float = 0.05,
+                seed: int = 0) -> pd.DataFrame:
+    """Accuracy rows: model level per dataset plus seed noise, every model on every seed."""
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame([
+        {"model": model, "dataset": f"D{d}", "seed": s, "metric": "accuracy",
+         "score": float(np.clip(level + rng.normal(0, noise), 0, 1))}
+        for model, per_dataset in levels.items() for d, level in enumerate(per_dataset)
+        for s in range(n_seeds)])
+
+
+def test_single_dataset_replicates_all_equal_the_point():
+    bench = load(seeded_long({"A": [0.62], "B": [0.6], "C": [0.58]}, n_seeds=8), seed="seed")
+    res = bench.elo_ranking(n_bootstrap=50, random_state=0, resampling="dataset")
+    point = res.table.set_index("model")["ELO"]
+    assert np.allclose(res.bootstrap.to_numpy(), point[res.bootstrap.columns].to_numpy()[None],
+                       atol=1e-6)
+    assert np.allclose(res.margin.to_numpy(), 0.0, atol=1e-6)
+    split = bench.elo_ranking(n_bootstrap=50, random_state=0, resampling="split")
+    assert (split.margin > 1.0).all()  # the seeds of that dataset still vary
+
+
+def test_split_and_dataset_coincide_with_one_split_per_dataset():
+    df = grid_frame([[0.9, 0.3, 0.5, 0.7, 0.6], [0.5, 0.6, 0.7, 0.3, 0.4],
+                     [0.1, 0.7, 0.3, 0.5, 0.9]])
+    bench = load(df)
+    split = bench.elo_ranking(n_bootstrap=300, random_state=4, resampling="split")
+    dataset = bench.elo_ranking(n_bootstrap=300, random_state=4, resampling="dataset")
+    pd.testing.assert_frame_equal(split.bootstrap, dataset.bootstrap)
+    pd.testing.assert_frame_equal(split.table, dataset.table)
+    assert (split.params["resampling"], dataset.params["resampling"]) == ("split", "dataset")
+    assert split.params["draw"] is None
+
+
+def test_dataset_scheme_draws_whole_datasets():
+    bench = load(seeded_long({"A": [0.7, 0.5, 0.6], "B": [0.6, 0.7, 0.5],
+                              "C": [0.5, 0.6, 0.7]}, n_seeds=4), seed="seed")
+    t = E.tournament(bench, 0.0)
+    won, lost = t.unit_pair_sums("dataset")
+    day_won, day_lost = E.day_pair_sums(t.points, t.weights)
+    assert won.shape == (3, 3) and np.allclose(won + lost, 1 / 3)  # each dataset weighs 1
+    assert np.allclose(won[1], day_won[t.codes == 1].sum(axis=0))
+    counts = np.array([[3, 0, 0], [0, 1, 2], [1, 1, 1]])
+    chunks = list(E.replicate_pair_sums(t, "dataset", None, 3, np.random.default_rng(0), 2,
+                                        counts=counts))
+    assert [len(w) for w, _ in chunks] == [2, 1]
+    got = np.concatenate([w for w, _ in chunks])
+    assert np.allclose(got, counts @ won)
+    assert np.allclose(got[2], day_won.sum(axis=0))  # every dataset once: the data
+    split_won, _ = t.unit_pair_sums("split")
+    assert split_won.shape == (12, 3) and np.allclose(split_won, day_won)
+    draws = E.resample_counts(7, 500, np.random.default_rng(1))
+    assert draws.shape == (500, 7) and (draws.sum(axis=1) == 7).all()
+
+
+@pytest.mark.parametrize("scheme", ["battle", "split", "dataset"])
+def test_no_replicate_dropped_and_rare_winner_interval_is_sensible(scheme):
+    # "Weak" loses every battle except on one seed of one dataset (like knn-1 on the demo):
+    # many replicates lose that win. They get the small tie prior, so the interval stays
+    # below the next model instead of jumping over it (the old one-dataset prior did).
+    levels = {"A": [0.71] * 6, "B": [0.7] * 6, "C": [0.69] * 6, "Weak": [0.2] * 6}
+    df = seeded_long(levels, n_seeds=5, noise=0.02)
+    df.loc[(df["model"] == "Weak") & (df["dataset"] == "D0") & (df["seed"] == 0), "score"] = 0.9
+    bench = load(df, seed="seed")
+    with pytest.warns(UserWarning, match=r"\d+ of 400 bootstrap replicates .* none was dropped"):
+        res = bench.elo_ranking(n_bootstrap=400, random_state=0, resampling=scheme)
+    assert not res.params["regularized"] and res.params["regularized_replicates"] > 0
+    assert res.bootstrap.shape == (400, 4) and np.isfinite(res.bootstrap.to_numpy()).all()
+    row = res.table.set_index("model")
+    assert row.loc["Weak", "CI_low"] <= row.loc["Weak", "ELO"] <= row.loc["Weak", "CI_high"]
+    assert row.loc["Weak", "CI_high"] < row.loc["C", "ELO"]
+
+
+def test_margin_is_half_the_interval(four_models):
+    res = load(four_models).elo_ranking(n_bootstrap=100, random_state=0, resampling="split")
+    half = (res.table["CI_high"] - res.table["CI_low"]).to_numpy() / 2
+    assert np.allclose(res.margin.loc[res.table["model"]].to_numpy(), half)
+    assert res.margin.name == "margin" and res.margin.index.name == "model"
+
+
 def test_bootstrap_is_seedable_and_brackets_point(four_models):
     bench = load(four_models)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        a = bench.elo_ranking(n_bootstrap=200, random_state=7)
-        b = bench.elo_ranking(n_bootstrap=200, random_state=7)
+        a = bench.elo_ranking(n_bootstrap=200, random_state=7, resampling="battle")
+        b = bench.elo_ranking(n_bootstrap=200, random_state=7, resampling="battle")
     pd.testing.assert_frame_equal(a.table, b.table)
     assert (a.table["CI_low"] < a.table["ELO"]).all()
     assert (a.table["ELO"] < a.table["CI_high"]).all()

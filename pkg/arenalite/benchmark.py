@@ -157,13 +157,33 @@ class Benchmark:
         random_state: Any = None,
         tie_threshold: float | None = None,
         calibration_model: str | None = None,
-        resampling: str = "auto",
+        resampling: str = "dataset",
     ) -> Result:
         from .rankings.elo import elo_ranking
 
         return elo_ranking(self, n_bootstrap=n_bootstrap, random_state=random_state,
                            tie_threshold=tie_threshold, calibration_model=calibration_model,
                            resampling=resampling)
+
+    def leaderboard(
+        self,
+        *,
+        calibration_model: str | None = None,
+        calibration_elo: float = 1000.0,
+        n_bootstrap: int = 200,
+        random_state: Any = None,
+        resampling: str = "dataset",
+    ) -> Result:
+        from .rankings.leaderboard import leaderboard
+
+        return leaderboard(self, calibration_model=calibration_model,
+                           calibration_elo=calibration_elo, n_bootstrap=n_bootstrap,
+                           random_state=random_state, resampling=resampling)
+
+    def normalized_error_ranking(self) -> Result:
+        from .rankings.normalized_error import normalized_error_ranking
+
+        return normalized_error_ranking(self)
 
     def improvability_ranking(self, normalized: bool = False, dummy: Any = None) -> Result:
         from .rankings.improvability import improvability_ranking

@@ -553,7 +553,7 @@ def check_resampling(resampling: Any) -> tuple[str, str | None]:
     return "battle", resampling
 
 
-def _battle_draw(draw: str, n_battles: int, n_bootstrap: int) -> str:
+def battle_draw(draw: str, n_battles: int, n_bootstrap: int) -> str:
     """"auto" → exact multinomial draws unless battles × replicates exceeds the limit."""
     if draw != "auto":
         return draw
@@ -751,7 +751,7 @@ def elo_ranking(
     t = tournament(benchmark, threshold)
     theta, regularized = point_abilities(t)
     if scheme == "battle":
-        draw = _battle_draw(draw, int((~np.isnan(t.points)).sum()), n_bootstrap)
+        draw = battle_draw(draw, int((~np.isnan(t.points)).sum()), n_bootstrap)
     pair_sums = replicate_pair_sums(t, scheme, draw, n_bootstrap, rng,
                                     solve_chunk(len(t.models), n_bootstrap))
     reps, n_reg = bootstrap_abilities(t, theta, n_bootstrap, pair_sums)
