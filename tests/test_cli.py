@@ -34,9 +34,8 @@ def fails(argv: list[str], capsys) -> str:
     err = capsys.readouterr().err
     assert code == 2, err
     assert "Traceback" not in err
-    lines = [line for line in err.splitlines() if line.startswith("arenalite: error:")
-             or ": error: " in line]
-    assert len(lines) == 1, err
+    lines = [line for line in err.splitlines() if "error" in line]
+    assert len(lines) == 1 and lines[0].startswith("arenalite: error: "), err
     return lines[0]
 
 

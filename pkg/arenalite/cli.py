@@ -115,6 +115,18 @@ def _count(text: str) -> int:
     return value
 
 
+def _margin(text: str) -> float | dict[str, float]:
+    """argparse type: one number for every metric, or ``metric=value`` pairs."""
+    try:
+        if "=" not in text:
+            return float(text)
+        pairs = (item.split("=", 1) for item in text.split(",") if item.strip())
+        return {key.strip(): float(value) for key, value in pairs}
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"expected a number or metric=value pairs such as "
+                                         f"rmse=2.5,log_loss=0.02, got {text!r}") from error
+
+
 def _formats(text: str) -> tuple[str, ...]:
     try:
         return parse_formats(text)
@@ -122,10 +134,18 @@ def _formats(text: str) -> tuple[str, ...]:
         raise argparse.ArgumentTypeError(str(error)) from error
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's errors in the same one-line form as ours (after the usage line)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        self.exit(2, f"arenalite: error: {message}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="arenalite", description=__doc__.splitlines()[0])
+    parser = _Parser(prog="arenalite", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     common.add_argument("--output", "-o", default="arenalite-out",
                         help="folder for the files written (default: arenalite-out)")
     common.add_argument("--debug", action="store_true",
@@ -183,9 +203,10 @@ def build_parser() -> argparse.ArgumentParser:
                       help="model to test (repeatable; required, no default)")
     gate.add_argument("--reference", required=True, metavar="MODEL",
                       help="model the candidates must not be worse than (required, no default)")
-    gate.add_argument("--margin", type=float, default=None,
-                      help="tolerated loss in the metric's raw units (default: the metric's "
-                           "documented default margin)")
+    gate.add_argument("--margin", type=_margin, default=None, metavar="MARGIN",
+                      help="tolerated loss in the metrics' raw units: a number, or "
+                           "metric=value pairs such as rmse=2.5,log_loss=0.02 (default: each "
+                           "metric's documented default margin)")
     return parser
 
 
