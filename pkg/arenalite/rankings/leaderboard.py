@@ -21,8 +21,6 @@ Columns, one row per model, sorted by ``elo`` (best first):
   bootstrap (from its own dataset draws when ``resampling`` is not "dataset"), clipped
   at 0 like Elo's.
 - ``normalized-error``: as :mod:`.normalized_error`.
-
-Every model must have a score on every dataset (a ValueError names the first gap).
 """
 
 from __future__ import annotations
@@ -37,7 +35,7 @@ from ..normalize import finite_number
 from ..params import check_n_bootstrap, make_rng
 from ..results import Result
 from . import elo as E
-from .normalized_error import complete_matrix, error_matrix, normalized_errors
+from .normalized_error import error_matrix, normalized_errors
 
 if TYPE_CHECKING:
     from ..benchmark import Benchmark
@@ -131,7 +129,7 @@ def leaderboard(
     E.check_models(models, calibration_model)
     scheme, draw = E.check_resampling(resampling)
     rng = make_rng(random_state)
-    scores = complete_matrix(benchmark.scores_.loc[models, datasets], "leaderboard")
+    scores = benchmark.scores_.loc[models, datasets].to_numpy(dtype=float)
     improvability = _improvability_matrix(benchmark)
 
     t = E.tournament(benchmark, 0.0)

@@ -23,23 +23,9 @@ if TYPE_CHECKING:
 MIN_SPREAD = 1e-5  # floor of (median − best): a dataset where most models tie is not blown up
 
 
-def complete_matrix(frame: pd.DataFrame, method: str) -> np.ndarray:
-    """``frame`` (models × datasets) as an array; ValueError naming the first missing cell."""
-    values = frame.to_numpy(dtype=float)
-    missing = np.argwhere(np.isnan(values))
-    if missing.size:
-        i, j = missing[0]
-        raise ValueError(f"{method} needs every model on every dataset, but model "
-                         f"{frame.index[i]!r} has no score on dataset {frame.columns[j]!r} "
-                         f"({len(missing)} missing cell(s)); use Benchmark.drop_incomplete() "
-                         "or select_datasets(...) first")
-    return values
-
-
 def error_matrix(benchmark: Benchmark) -> np.ndarray:
     """Seed-averaged errors (M × D, lower is better, up to a per-dataset shift)."""
-    raw = complete_matrix(benchmark.raw_.loc[benchmark.models_, benchmark.datasets_],
-                          "normalized error")
+    raw = benchmark.raw_.loc[benchmark.models_, benchmark.datasets_].to_numpy(dtype=float)
     higher = (benchmark.directions_.loc[benchmark.datasets_] == "max").to_numpy()
     return np.where(higher, -raw, raw)
 
