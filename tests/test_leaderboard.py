@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import matplotlib
@@ -283,3 +284,22 @@ def test_dataset_bootstrap_bars_hold_the_point(grid, seed):
     elo = quiet(lambda: bench_of(grid_scores(grid)).elo_ranking(n_bootstrap=30,
                                                                 random_state=seed))
     assert (elo.table["CI_high"] - elo.table["CI_low"] >= 0).all()
+
+
+# ---- command line and report ---------------------------------------------------------------
+def test_cli_leaderboard_and_report_section_first(tmp_path, capsys):
+    from arenalite.cli import main
+
+    csv = tmp_path / "scores.csv"
+    rows = long_frame(HAND, ["accuracy"] * 3)
+    rows.to_csv(csv, index=False)
+    args = [str(csv), "--norm-ref-low", "0", "--norm-ref-high", "1", "--n-bootstrap", "20"]
+    assert main(["leaderboard", *args, "-o", str(tmp_path / "lb")]) == 0
+    table = pd.read_csv(tmp_path / "lb" / "leaderboard.csv")
+    assert tuple(table.columns) == COLUMNS and table["model"].tolist() == ["A", "B", "C", "D"]
+    assert (tmp_path / "lb" / "leaderboard.png").is_file()
+    assert main(["report", *args, "-o", str(tmp_path / "rep")]) == 0
+    page = (tmp_path / "rep" / "report.html").read_text(encoding="utf-8")
+    sections = re.findall(r'<h2 id="([^"]+)">', page)
+    assert sections[0] == "leaderboard" and "elo" in sections  # first section after the summary
+    capsys.readouterr()

@@ -235,7 +235,7 @@ def _load(args: argparse.Namespace) -> Benchmark:
 
 def _run_method(benchmark: Benchmark, name: str, args: argparse.Namespace) -> Any:
     method: Callable[..., Any] = getattr(benchmark, METHODS[name][0])
-    if name in ("iqm", "elo"):
+    if name in ("leaderboard", "iqm", "elo"):
         return method(n_bootstrap=args.n_bootstrap, random_state=args.random_state)
     if name == "bayesian":
         return method(random_state=args.random_state)

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from .results import Result
 
 METHODS: dict[str, tuple[str, str]] = {
+    "leaderboard": ("leaderboard", "Leaderboard (TabArena's table; Elo with dataset-bootstrap "
+                                   "95 % bars)"),
     "aggregate": ("aggregate_ranking", "Aggregate ranking (trimmed mean of normalized scores)"),
     "iqm": ("iqm_ranking", "Interquartile mean with stratified bootstrap CI"),
     "elo": ("elo_ranking", "Bradley-Terry Elo with bootstrap CI"),
