@@ -78,6 +78,36 @@ def test_plot_and_ax(four_models):
     assert res.plot(ax=ax) is ax.figure
 
 
+def test_plot_has_a_log_tau_axis_with_raw_ratios(four_models):
+    res = load(four_models, norm_ref_low=0.0, norm_ref_high=1.0).performance_profiles()
+    ax = res.plot().axes[0]
+    assert ax.get_xscale() == "log"
+    assert ax.get_xlim()[0] == 1.0
+    x = ax.get_lines()[0].get_xdata()
+    np.testing.assert_allclose(x[:-1], res.taus)  # raw ratios, not log10 values
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    assert labels[0] == "1" and all(float(v) >= 1 for v in labels)
+
+
+def test_plot_with_many_long_named_models_colours_the_best_ten():
+    rng = np.random.default_rng(3)
+    names = [f"model-{i:02d}-with-a-rather-long-name-and-an-even-longer-suffix" for i in range(30)]
+    res = load(long({n: list(rng.uniform(0.5, 1.0, 5)) for n in names},
+                    ["accuracy"] * 5)).performance_profiles()
+    ax = res.plot().axes[0]
+    labels = [text.get_text() for text in ax.get_legend().get_texts()]
+    assert len(labels) == 11 and labels[-1] == "20 other models"
+    assert labels[0].startswith(f"{res.aup.index[0][:10]}") and "…" in labels[0]
+    assert all(len(label) < 60 for label in labels)
+
+
+def test_stability_lives_beside_compare_rankings(four_models):
+    from arenalite.rankings.compare import stability
+
+    bench = load(four_models, norm_ref_low=0.0, norm_ref_high=1.0)
+    pd.testing.assert_frame_equal(stability(bench), bench.performance_profiles().stability())
+
+
 def test_stability_reports_every_method(four_models):
     bench = load(four_models, norm_ref_low=0.0, norm_ref_high=1.0)
     table = bench.performance_profiles().stability()

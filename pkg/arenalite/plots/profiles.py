@@ -1,4 +1,10 @@
-"""Performance-profile step plot: one line per model on a log10 τ axis."""
+"""Performance-profile step plot: one line per model on a log-scaled τ axis (raw ratios).
+
+With many models the lines of the best :data:`MAX_COLOURED` (by AUP) are drawn in the
+palette and the others in thin grey, under one legend entry, so the leaders stay
+readable with 80 models; the AUP table lists every model. The legend moves outside
+the axes when it is long or the names are.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +13,30 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .intervals import shorten
 from .style import figure_and_axes, model_colors_for
 
 LINESTYLES = ("-", "--", "-.", ":")
+MAX_COLOURED = 10
+"""Above this many models only the best MAX_COLOURED (by AUP) get a colour and a legend entry."""
+GREY = "#b8b8b8"
+
+
+NICE_RATIOS = np.unique(np.concatenate([[1.01, 1.02, 1.05, 1.1, 1.2, 1.3],
+                                        np.outer([1, 1.5, 2, 3, 5], 10.0 ** np.arange(7)).ravel()]))
+"""Tick candidates for the τ axis."""
+
+
+def ratio_ticks(end: float, min_gap: float = 0.12) -> np.ndarray:
+    """Round ratios from 1 to ``end``, at least ``min_gap`` of the log span apart."""
+    span = np.log10(end)
+    keep = [1.0]
+    for tick in NICE_RATIOS[(NICE_RATIOS > 1.0) & (NICE_RATIOS <= end)]:
+        if np.log10(tick / keep[-1]) >= min_gap * span:
+            keep.append(float(tick))
+    if len(keep) == 1:
+        keep.append(float(f"{end:.6g}"))
+    return np.array(keep)
 
 
 def profile_plot(
@@ -21,27 +48,51 @@ def profile_plot(
     figsize: tuple[float, float] | None = None,
     title: str | None = None,
     model_colors: Any = None,
+    max_label: int = 40,
 ) -> Any:
-    """Draw ρ_i(τ) as right-continuous steps against log10 τ, legend labelled with AUP.
+    """Draw ρ_i(τ) as right-continuous steps against τ on a log axis, legend with AUP.
 
-    The lines run on to a small margin past the largest ratio so the last step shows.
-    ``model_colors``: a {model: colour} dict or a list in column order (default palette).
+    ``rho``'s columns are the models best first (by AUP). The lines run on to a small
+    margin past the largest ratio so the last step shows. ``model_colors``: a
+    {model: colour} dict or a list in column order; given, every model gets its colour.
+    Names longer than ``max_label`` characters are shortened in the middle.
     """
-    colors = model_colors_for(model_colors, list(rho.columns))
-    fig, ax = figure_and_axes(ax, figsize, default_size=(7.5, 4.5))
-    x = np.log10(taus)
-    end = x[-1] + max(0.05 * x[-1], 0.01)
-    x_line = np.append(x, end)
-    for k, model in enumerate(rho.columns):
+    models = list(rho.columns)
+    n = len(models)
+    coloured = n if model_colors is not None or n <= MAX_COLOURED + 2 else MAX_COLOURED
+    colors = model_colors_for(model_colors, models[:coloured]
+                              if model_colors is None else models)
+    outside = coloured > 8 or max(len(str(m)) for m in models) > 30
+    fig, ax = figure_and_axes(ax, figsize, default_size=(10.0 if outside else 7.5, 4.8))
+    end = float(taus[-1]) * 1.05 if taus[-1] > 1.0 else 1.05
+    x = np.append(taus, end)
+    for k in range(n - 1, -1, -1):  # the best drawn last, on top
+        model = models[k]
         values = rho[model].to_numpy(dtype=float)
-        ax.step(x_line, np.append(values, values[-1]), where="post", color=colors[k],
-                linestyle=LINESTYLES[(k // 8) % len(LINESTYLES)], linewidth=1.6,
-                label=f"{model} (AUP {aup[model]:.3f})")
-    ax.set_xlim(0.0, end)
+        y = np.append(values, values[-1])
+        if k < coloured:
+            ax.step(x, y, where="post", color=colors[k], linewidth=1.6,
+                    linestyle=LINESTYLES[(k // 8) % len(LINESTYLES)],
+                    label=f"{shorten(str(model), max_label)} (AUP {aup[model]:.3f})", zorder=3)
+        else:
+            ax.step(x, y, where="post", color=GREY, linewidth=0.7, zorder=2,
+                    label=f"{n - coloured} other models" if k == coloured else None)
+    ax.set_xscale("log")
+    ax.set_xlim(1.0, end)
+    ticks = ratio_ticks(end)
+    ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+    ax.set_xticks([], minor=True)
     ax.set_ylim(0.0, 1.02)
-    ax.set_xlabel("log10(τ): ratio to the best score on each dataset")
+    ax.set_xlabel("τ: ratio to the best score on each dataset (log scale)")
     ax.set_ylabel("share of datasets within τ of the best")
     ax.set_title(title or "Performance profiles (higher and further left is better)")
     ax.grid(alpha=0.3)
-    ax.legend(loc="lower right", fontsize=8)
+    handles, labels = ax.get_legend_handles_labels()
+    order = list(range(len(labels)))[::-1]  # best first
+    if outside:
+        ax.legend([handles[i] for i in order], [labels[i] for i in order], loc="upper left",
+                  bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False)
+    else:
+        ax.legend([handles[i] for i in order], [labels[i] for i in order], loc="lower right",
+                  fontsize=8)
     return fig

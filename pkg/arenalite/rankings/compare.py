@@ -5,6 +5,9 @@ improvability); equal values share the smallest rank (``method="min"``), after r
 to 1e-6 so that round-off cannot split a tie. ``rank_spread`` = max − min rank shows
 how much the verdict on a model depends on the method. Elo is the point estimate
 (no bootstrap), since only the order is used.
+
+:func:`stability` asks the companion question of performance profiles: does dropping
+the best model (by AUP) reorder the others under each method?
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ if TYPE_CHECKING:
     from ..benchmark import Benchmark
 
 METHODS = ("aggregate", "elo", "improvability")
+STABILITY_METHODS = ("aup", *METHODS)
 
 
 def ranks(values: np.ndarray, higher_is_better: bool) -> np.ndarray:
@@ -69,3 +73,58 @@ def compare_rankings(benchmark: Benchmark) -> CompareResult:
     table["rank_spread"] = rank_matrix.max(axis=1) - rank_matrix.min(axis=1)
     table = table.sort_values(["aggregate", "model"], kind="stable", ignore_index=True)
     return CompareResult(table, results=results)
+
+
+def stability(benchmark: Benchmark, methods: Any = None) -> pd.DataFrame:
+    """Drop the top model by AUP; per method, did the order of the others change?
+
+    ``methods`` defaults to aup, aggregate, elo (point estimate) and improvability,
+    the last only when every dataset's metric has a known optimum. Returns one row
+    per method: method, dropped, changed, order_before, order_after ("A > B > C").
+    """
+    from .profiles import performance_profiles
+
+    if len(benchmark.models_) < 3:
+        raise ValueError(f"stability needs at least three models (two left after dropping "
+                         f"the top one), got {benchmark.models_!r}")
+    if methods is None:
+        methods = [m for m in STABILITY_METHODS
+                   if m != "improvability" or _improvability_defined(benchmark)]
+    methods = [methods] if isinstance(methods, str) else list(methods)
+    unknown = [m for m in methods if m not in STABILITY_METHODS]
+    if unknown:
+        raise ValueError(f"methods {unknown!r} unknown; choose from {STABILITY_METHODS!r}")
+    top = str(performance_profiles(benchmark).aup.index[0])
+    reduced = benchmark.drop_models(top)
+    rows = []
+    for method in methods:
+        before = [m for m in _order(benchmark, method) if m != top]
+        after = _order(reduced, method)
+        rows.append({"method": method, "dropped": top, "changed": before != after,
+                     "order_before": " > ".join(before), "order_after": " > ".join(after)})
+    return pd.DataFrame(rows)
+
+
+def _improvability_defined(benchmark: Benchmark) -> bool:
+    from .improvability import optima
+
+    try:
+        optima(benchmark.metrics_, benchmark.directions_)
+    except ValueError:
+        return False
+    return True
+
+
+def _order(benchmark: Benchmark, method: str) -> list[str]:
+    """Models best first under ``method`` (each ranking's table is already sorted)."""
+    if method == "aup":
+        from .profiles import performance_profiles
+
+        return [str(m) for m in performance_profiles(benchmark).aup.index]
+    if method == "aggregate":
+        table = benchmark.aggregate_ranking().table
+    elif method == "elo":
+        table = benchmark.elo_ranking(n_bootstrap=0).table
+    else:
+        table = benchmark.improvability_ranking().table
+    return [str(m) for m in table["model"]]

@@ -8,7 +8,8 @@ has no other jumps). The area under the profile on a log10 τ axis up to the lar
 observed ratio, AUP = Σ_k (log10 τ_{k+1} − log10 τ_k) · ρ_i(τ_k), summarizes it (higher
 is better). It equals log10 τ_max − mean_j log10 r_ij, so AUP orders models like the
 geometric mean of their raw scores (inverse for lower-is-better datasets), and dropping a
-model never reorders the others by AUP; other methods can reorder (see ``stability``).
+model never reorders the others by AUP; other methods can reorder (see
+:func:`arenalite.rankings.compare.stability`).
 """
 
 from __future__ import annotations
@@ -22,9 +23,6 @@ from ..results import Result
 
 if TYPE_CHECKING:
     from ..benchmark import Benchmark
-
-STABILITY_METHODS = ("aup", "aggregate", "elo", "improvability")
-
 
 def check_positive(raw: np.ndarray, models: list[str], datasets: list[str]) -> None:
     """ValueError naming the first cell whose raw score is 0 or below."""
@@ -65,7 +63,10 @@ def evaluate_profile(taus: np.ndarray, rho: np.ndarray, at: np.ndarray) -> np.nd
 
 
 class ProfileResult(Result):
-    """Exact performance-profile steps (tau, model, fraction_within_tau) with AUP."""
+    """Exact performance-profile steps (tau, model, fraction_within_tau) with AUP.
+
+    ``rho`` (τ × model) and ``taus`` hold the step function, ``aup`` the areas, best first.
+    """
 
     method = "performance_profiles"
 
@@ -79,7 +80,8 @@ class ProfileResult(Result):
 
     def plot(self, ax: Any = None, figsize: tuple[float, float] | None = None,
              title: str | None = None, model_colors: Any = None) -> Any:
-        """Step plot on log10 τ; ``model_colors`` a {model: colour} dict or a list in AUP order."""
+        """Steps on a log-scaled τ axis; ``model_colors`` a {model: colour} dict or a list in
+        AUP order."""
         from ..plots.profiles import profile_plot
 
         return profile_plot(self.taus, self.rho, self.aup, ax=ax, figsize=figsize, title=title,
@@ -88,53 +90,12 @@ class ProfileResult(Result):
     def stability(self, methods: Any = None) -> pd.DataFrame:
         """Drop the top model by AUP; per method, did the order of the others change?
 
-        ``methods`` defaults to aup, aggregate, elo (point estimate) and improvability,
-        the last only when every dataset's metric has a known optimum. Returns one row
-        per method: method, dropped, changed, order_before, order_after ("A > B > C").
+        evaluma's name for :func:`arenalite.rankings.compare.stability` on the benchmark
+        these profiles came from (the computation lives there, beside the rank comparison).
         """
-        bench = self._benchmark
-        if len(bench.models_) < 3:
-            raise ValueError(f"stability needs at least three models (two left after dropping "
-                             f"the top one), got {bench.models_!r}")
-        if methods is None:
-            methods = [m for m in STABILITY_METHODS
-                       if m != "improvability" or _improvability_defined(bench)]
-        methods = [methods] if isinstance(methods, str) else list(methods)
-        unknown = [m for m in methods if m not in STABILITY_METHODS]
-        if unknown:
-            raise ValueError(f"methods {unknown!r} unknown; choose from {STABILITY_METHODS!r}")
-        top = str(self.aup.index[0])
-        reduced = bench.drop_models(top)
-        rows = []
-        for method in methods:
-            before = [m for m in _order(bench, method) if m != top]
-            after = _order(reduced, method)
-            rows.append({"method": method, "dropped": top, "changed": before != after,
-                         "order_before": " > ".join(before), "order_after": " > ".join(after)})
-        return pd.DataFrame(rows)
+        from .compare import stability
 
-
-def _improvability_defined(bench: Benchmark) -> bool:
-    from .improvability import optima
-
-    try:
-        optima(bench.metrics_, bench.directions_)
-    except ValueError:
-        return False
-    return True
-
-
-def _order(bench: Benchmark, method: str) -> list[str]:
-    """Models best first under ``method`` (each ranking's table is already sorted)."""
-    if method == "aup":
-        return [str(m) for m in performance_profiles(bench).aup.index]
-    if method == "aggregate":
-        table = bench.aggregate_ranking().table
-    elif method == "elo":
-        table = bench.elo_ranking(n_bootstrap=0).table
-    else:
-        table = bench.improvability_ranking().table
-    return [str(m) for m in table["model"]]
+        return stability(self._benchmark, methods)
 
 
 def performance_profiles(benchmark: Benchmark) -> ProfileResult:
