@@ -1,10 +1,11 @@
-"""Every notebook of the site (content/*.ipynb) runs top to bottom in CPython.
+"""Every notebook of the site (content/*.ipynb) runs top to bottom in CPython (and on wasm32).
 
 Each code cell is executed in order in one fresh namespace per notebook, with cwd =
 content/ and matplotlib's Agg backend, as the JupyterLite kernel would run it. Cells are
 compiled with ``ast.PyCF_ALLOW_TOP_LEVEL_AWAIT`` (as IPython does), so the install cell's
 ``await piplite.install(...)``, guarded by ``sys.platform == "emscripten"``, is valid here
-and skipped; a cell with top-level await runs to completion on a fresh event loop.
+and skipped; a cell with top-level await runs to completion on a fresh event loop (on WASI,
+which has none, in one step: see ``finish``).
 No nbclient or Jupyter kernel is needed.
 """
 
@@ -15,10 +16,12 @@ import asyncio
 import inspect
 import json
 import os
+import sys
 import types
 from pathlib import Path
 
 import matplotlib
+import numpy as np
 import pytest
 
 matplotlib.use("Agg")
@@ -26,7 +29,8 @@ matplotlib.use("Agg")
 CONTENT = Path(__file__).resolve().parents[1] / "content"
 NOTEBOOKS = sorted(CONTENT.glob("*.ipynb"))
 EXPECTED = {"01_quick_start", "02_performance_profiles", "03_three_rankings",
-            "04_statistics_and_gate", "05_auroc_vs_auprc", "06_splits_and_webgpu"}
+            "04_statistics_and_gate", "05_auroc_vs_auprc", "06_splits_and_webgpu",
+            "07_gate_protocol"}
 
 
 def code_cells(path: Path) -> list[str]:
@@ -42,10 +46,27 @@ def run_cell(source: str, namespace: dict, where: str) -> None:
     code = compile(source, where, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
     result = types.FunctionType(code, namespace)()
     if inspect.iscoroutine(result):
-        asyncio.run(result)
+        finish(result, where)
 
 
-def test_the_six_notebooks_exist() -> None:
+def finish(cell: types.CoroutineType, where: str) -> None:
+    """Run a cell with top-level await to its end, on a fresh event loop.
+
+    WASI (the wasm32 lane) can make no event loop (its self-pipe needs a socket pair); there a
+    cell whose awaits all sit behind the ``emscripten`` guard finishes in one step.
+    """
+    if sys.platform != "wasi":
+        asyncio.run(cell)
+        return
+    try:
+        cell.send(None)
+    except StopIteration:
+        return
+    cell.close()
+    raise RuntimeError(f"{where} awaited something, and WASI has no event loop to run it")
+
+
+def test_the_seven_notebooks_exist() -> None:
     assert {p.stem for p in NOTEBOOKS} == EXPECTED
 
 
@@ -77,3 +98,32 @@ def test_notebook_runs_top_to_bottom(path: Path, monkeypatch: pytest.MonkeyPatch
     if "fig" in "".join(cells):
         assert figures, f"{path.name}: a cell builds `fig` but no Figure is left"
     assert os.getcwd() == str(CONTENT)
+
+
+def test_07_gate_protocol_verdicts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The protocol notebook's verdicts, ranking and honest-spread baseline, as it states them."""
+    monkeypatch.chdir(CONTENT)
+    path = CONTENT / "07_gate_protocol.ipynb"
+    namespace: dict = {"__name__": "__main__"}
+    for i, source in enumerate(code_cells(path)):
+        run_cell(source, namespace, f"{path.name}[code cell {i}]")
+    assert {s["kind"] for s in namespace["persisted"].values()} == {"kfold"}
+    assert {len(s["splits"]) for s in namespace["persisted"].values()} == {10}
+    table = namespace["gate"].table.set_index("metric")
+    assert list(table.index) == ["log_loss", "rmse", "roc_auc"]
+    assert table["n_datasets"].tolist() == [2, 1, 1]
+    assert table.loc["log_loss", "margin"] == 0.01 and table.loc["roc_auc", "margin"] == 0.01
+    # the candidate scored better on every dataset, and still cannot pass with n ≤ 2
+    assert (table["median_difference"] > 0).all()
+    assert (table["verdict"] == "inconclusive").all() and not table["passed"].any()
+    assert table["reason"].str.contains("more datasets are needed").all()
+    assert namespace["passes"] is False  # inconclusive fails
+    ranking = namespace["gate"].ranking
+    assert set(ranking.avg_ranks.index) == {"icl_transformer", "knn", "knn(k=15)", "attention"}
+    assert ranking.avg_ranks.sum() == pytest.approx(10)  # ranks 1..4 on every dataset
+    track = namespace["track"].set_index(["model", "metric"])["score"]
+    sigma, oof = namespace["sigma"], namespace["oof"]
+    assert len(oof) == 2 * 442  # every diabetes row once per repeat
+    assert sigma == pytest.approx(float(np.sqrt(np.mean((oof["y_true"] - oof["point"]) ** 2))))
+    assert track[("knn-15 + honest constant spread", "gaussian_nll")] == pytest.approx(
+        0.5 * np.log(2 * np.pi * sigma**2) + 0.5)
