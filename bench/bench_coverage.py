@@ -119,7 +119,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reps", type=int, default=60, help="suites per cell (default 60)")
     parser.add_argument("--n-bootstrap", type=int, default=500,
                         help="replicates per interval (default 500)")
-    parser.add_argument("--sizes", default="10,30,100", help="datasets per suite (default 10,30,100)")
+    parser.add_argument("--sizes", default="10,30,100",
+                        help="datasets per suite (default 10,30,100)")
     parser.add_argument("--out", default=str(HERE / "coverage.md"), help="markdown output file")
     args = parser.parse_args(argv)
     sizes = [int(v) for v in args.sizes.split(",")]

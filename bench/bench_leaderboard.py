@@ -1,0 +1,85 @@
+"""Seconds of the leaderboard and of each Elo resampling scheme.
+
+Run ``python bench/bench_leaderboard.py``. Two inputs:
+
+- the bundled demo (``content/demo_results.csv``: 6 models × 4 datasets, 60 seeds each);
+- a TabArena-sized synthetic suite: 78 models × 51 datasets × 3 seeds (model skill +
+  dataset difficulty + model × dataset affinity + seed noise, fixed random seed).
+
+It prints the seconds of ``leaderboard(n_bootstrap=200)`` on the suite (target: a few
+seconds) and of ``elo_ranking`` with each scheme, each next to its ratio over the Elo
+point fit alone (``n_bootstrap=0``) measured in the same run: the price of the interval.
+Each time is the minimum over ``--repeat`` calls.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+import arenalite
+
+ROOT = Path(__file__).resolve().parent.parent
+SCHEMES = ("battle", "split", "dataset")
+
+
+def tabarena_sized(n_models: int = 78, n_datasets: int = 51, n_seeds: int = 3,
+                   seed: int = 0) -> pd.DataFrame:
+    """Accuracy-like long table of the size of TabArena's leaderboard."""
+    rng = np.random.default_rng(seed)
+    score = (0.75 + rng.normal(0, 0.04, (n_models, 1, 1)) + rng.normal(0, 0.1, (1, n_datasets, 1))
+             + rng.normal(0, 0.02, (n_models, n_datasets, 1))
+             + rng.normal(0, 0.02, (n_models, n_datasets, n_seeds)))
+    m, d, s = np.meshgrid(np.arange(n_models), np.arange(n_datasets), np.arange(n_seeds),
+                          indexing="ij")
+    return pd.DataFrame({"model": np.char.add("model_", m.ravel().astype(str)),
+                         "dataset": np.char.add("data_", d.ravel().astype(str)),
+                         "seed": s.ravel(), "metric": "accuracy",
+                         "score": np.clip(score, 0.01, 0.99).ravel()})
+
+
+def seconds(call: Callable[[], Any], repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        call()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3, help="calls per timing (default 3)")
+    args = parser.parse_args(argv)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        inputs = {
+            "demo 6×4×60": arenalite.load_csv(ROOT / "content" / "demo_results.csv", seed="seed"),
+            "suite 78×51×3": arenalite.load_df(tabarena_sized(), seed="seed",
+                                               norm_ref_low=0.0, norm_ref_high=1.0),
+        }
+        for label, bench in inputs.items():
+            point = seconds(lambda b=bench: b.elo_ranking(n_bootstrap=0), args.repeat)
+            print(f"{label}: Elo point fit {point:.3f} s")
+            for b_count in (200, 1000):
+                for scheme in SCHEMES:
+                    took = seconds(lambda b=bench, n=b_count, s=scheme: b.elo_ranking(
+                        n_bootstrap=n, random_state=0, resampling=s), args.repeat)
+                    print(f"  elo_ranking B={b_count:<4} {scheme:<7} {took:6.3f} s "
+                          f"({took / point:5.1f}× the point fit)")
+            took = seconds(lambda b=bench: b.leaderboard(n_bootstrap=200, random_state=0),
+                           args.repeat)
+            print(f"  leaderboard B=200 (dataset) {took:6.3f} s "
+                  f"({took / point:5.1f}× the point fit)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
