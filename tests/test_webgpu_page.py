@@ -1,0 +1,160 @@
+"""The WebGPU timing page (``_site/webgpu/``, issue 9): build.py's export and the page itself.
+
+The page and its data are put into a temp folder by build.py's own steps
+(``copy_bridge`` + ``copy_webgpu_page``: exactly what a full build puts in ``_site/webgpu/``
+and ``_site/webgpu_bridge/``; the JupyterLite part is not needed by the page) and served by
+build.py's server. Headless Chromium (SwiftShader WebGPU, every non-local request aborted)
+runs two datasets × all three models on three splits, downloads the CSV, and the CSV must
+be the Python runner's table: same columns, one row per model × dataset × split, scores
+equal to ``arenalite.runner.run`` on the same split file within 1e-4 (docs/models.md), and
+``load_csv`` + ``elo_ranking`` work on it alone and next to the Python results. Without the
+WebGPU flag the page must say why and what to try, quickly.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import arenalite
+from arenalite import datasets, runner, splits
+from browser_harness import chromium, float32_dataset, playwright_session, serving
+
+ROOT = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("arenalite_site_build", ROOT / "build.py")
+build = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(build)
+
+TOL = 1e-4
+RUN = ["breast_cancer", "wine"]
+N_SPLITS = 3
+SCREENSHOT = Path("/work/notes/webgpu_page.png")
+MODELS = [{"name": "knn", "k": 5}, {"name": "attention", "temperature": None},
+          {"name": "icl_transformer", "weights": None}]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("webgpu-site")
+    build.copy_bridge(out)
+    build.copy_webgpu_page(out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def served(site: Path) -> Iterator[str]:
+    with serving(build.make_server(site, 0, quiet=True)) as url:
+        yield url
+
+
+def test_build_exports_every_bundled_dataset_with_its_persisted_splits(site: Path) -> None:
+    data = site / "webgpu" / "data"
+    listing = json.loads((data / "datasets.json").read_text())
+    assert [d["name"] for d in listing] == datasets.names()
+    for entry in listing:
+        ds = datasets.load(entry["name"])
+        assert (entry["task"], entry["n_rows"], entry["n_features"]) == (
+            ds.task, ds.n_rows, ds.X.shape[1])
+        persisted = splits.load(data / f"{ds.name}.splits.json")
+        assert persisted == splits.make_splits(ds.n_rows, ds.task, y=ds.y, dataset=ds.name)
+        assert entry["n_splits"] == len(persisted["splits"])
+        exported = json.loads((data / f"{ds.name}.json").read_text())
+        assert exported["featureNames"] == list(ds.feature_names)
+        np.testing.assert_array_equal(np.reshape(exported["x"], ds.X.shape), ds.X)
+        np.testing.assert_array_equal(exported["y"], ds.y)
+    for name in ("index.html", "app.js", "summary.js", "chart.js", "style.css"):
+        assert (site / "webgpu" / name).is_file(), name
+
+
+def python_results(site: Path) -> pd.DataFrame:
+    """The Python runner on the first N_SPLITS splits of the page's own split files
+    (float32-rounded features, as the bridge sees them)."""
+    data = site / "webgpu" / "data"
+    chosen = {}
+    for name in RUN:
+        persisted = splits.load(data / f"{name}.splits.json")
+        assert persisted["n_folds"] == N_SPLITS      # one whole repeat, as the page runs it
+        chosen[name] = {**persisted, "n_repeats": 1, "splits": persisted["splits"][:N_SPLITS]}
+    return runner.run({n: float32_dataset(n) for n in RUN}, chosen, MODELS, progress=False)
+
+
+@pytest.mark.browser
+def test_page_runs_models_and_downloads_the_runner_table(site: Path, served: str,
+                                                          tmp_path: Path) -> None:
+    with playwright_session() as p, chromium(p, served, webgpu=True) as browser:
+        page = browser.context.new_page()
+        page.set_default_timeout(60_000)
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(served + "/webgpu/index.html")
+        page.wait_for_selector("body[data-state=ready]")
+        description = page.inner_text("#adapter-description")
+        for name in datasets.names():
+            page.set_checked(f"#ds-{name}", name in RUN)
+        page.fill("#n-splits", str(N_SPLITS))
+        page.get_by_role("button", name="Run").click()
+        page.wait_for_selector("body[data-state=done], body[data-state=failed]", timeout=300_000)
+        assert page.get_attribute("body", "data-state") == "done", page.inner_text("#status")
+        progress = page.eval_on_selector_all("#progress progress", "bs => bs.map(b => [b.value, b.max])")
+        page.set_viewport_size({"width": 1200, "height": 900})
+        SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOT), full_page=True)
+        with page.expect_download() as download:
+            page.get_by_role("button", name="Download results CSV").click()
+        csv = tmp_path / download.value.suggested_filename
+        download.value.save_as(csv)
+        chart_bars = page.locator("#chart svg rect").count()
+        blocked = list(browser.blocked)
+    assert errors == [] and blocked == [], (errors, blocked)
+    assert progress == [[N_SPLITS, N_SPLITS]] * (len(RUN) * len(MODELS))
+    assert chart_bars >= len(RUN) * len(MODELS)
+
+    web = pd.read_csv(csv)
+    assert list(web.columns) == runner.COLUMNS
+    assert len(web) == len(RUN) * len(MODELS) * N_SPLITS
+    assert not web.duplicated(["model", "dataset", "split_id"]).any()
+    assert (web["runner"] == "webgpu").all() and (web["device"] == description).all()
+    assert (web["total_ms"] > 0).all() and np.isfinite(web["rows_per_s"]).all()
+
+    py = python_results(site)
+    keys = ["model", "dataset", "split_id"]
+    both = web.merge(py, on=keys, suffixes=("_web", "_py"), validate="one_to_one")
+    assert len(both) == len(web)
+    for col in ("task", "metric", "repeat", "fold", "seed", "n_train", "n_test"):
+        assert (both[f"{col}_web"] == both[f"{col}_py"]).all(), col
+    np.testing.assert_allclose(both["score_web"], both["score_py"], atol=TOL, rtol=0)
+
+    alone = arenalite.load_csv(csv, seed="seed")
+    assert set(alone.elo_ranking(n_bootstrap=20, random_state=0).table["model"]) == {
+        "knn", "attention", "icl_transformer"}
+    together = pd.concat([web, py]).assign(model=lambda d: d["model"] + " @ " + d["runner"])
+    joined_csv = tmp_path / "both.csv"
+    together.to_csv(joined_csv, index=False)
+    ranked = arenalite.load_csv(joined_csv, seed="seed").elo_ranking(n_bootstrap=20, random_state=0)
+    assert len(ranked.table) == 2 * len(MODELS)
+
+
+@pytest.mark.browser
+def test_page_without_webgpu_says_why_and_what_to_try(served: str) -> None:
+    with playwright_session() as p, chromium(p, served, webgpu=False) as browser:
+        page = browser.context.new_page()
+        start = time.monotonic()
+        page.goto(served + "/webgpu/index.html")
+        page.wait_for_selector("body[data-state=unavailable]", timeout=20_000)
+        seconds = time.monotonic() - start
+        reason = page.inner_text("#no-webgpu-reason")
+        advice = page.inner_text("#no-webgpu")
+        run_disabled = page.is_disabled("#run")
+        listed = page.locator("#dataset-rows input[type=checkbox]").count()
+        blocked = list(browser.blocked)
+    assert seconds < 20
+    assert "WebGPU is not available" in reason and "navigator.gpu" in reason, reason
+    assert "--enable-unsafe-webgpu" in advice
+    assert run_disabled and listed == len(datasets.names()) and blocked == []

@@ -1,0 +1,247 @@
+// The WebGPU timing page: finds the adapter, lists the bundled datasets, runs the chosen
+// models on the first N persisted splits of each, and shows / downloads the results table.
+import { Bridge, RESULT_COLUMNS, modelLabel, runSplits } from "../webgpu_bridge/src/index.js";
+import { rowsPerSecondChart } from "./chart.js";
+import { csvText, firstSplits, formatNumber, repeatsFor, summarize } from "./summary.js";
+
+const WEIGHTS = new URL("../webgpu_bridge/weights/icl_transformer.json", import.meta.url).href;
+const DATA = new URL("./data/", import.meta.url);
+const $ = (id) => document.getElementById(id);
+
+const state = { bridge: null, catalogue: [], rows: [], lost: null };
+
+async function fetchJson(name) {
+  const url = new URL(name, DATA);
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`could not load ${url.pathname}: HTTP ${response.status}`);
+  return response.json();
+}
+
+function setStatus(text, kind = "") {
+  const status = $("status");
+  status.textContent = text;
+  status.className = `status ${kind}`;
+}
+
+function showNoWebGpu(reason) {
+  setStatus("WebGPU is not available in this browser: nothing can be timed here.", "bad");
+  $("no-webgpu-reason").textContent = reason;
+  $("no-webgpu").hidden = false;
+  $("run").disabled = true;
+}
+
+function showAdapter(info) {
+  $("adapter-description").textContent = info.description;
+  $("adapter-vendor").textContent = info.vendor || "(not reported)";
+  $("adapter-architecture").textContent = info.architecture || "(not reported)";
+  $("adapter-fallback").textContent = info.isFallbackAdapter
+    ? "yes: a software fallback, times are not those of a GPU" : "no";
+  $("adapter").hidden = false;
+  setStatus(`Ready: ${info.label}`, "ok");
+}
+
+/** Create the bridge; any failure (no navigator.gpu, no adapter, timeout) is shown, never thrown. */
+async function connect() {
+  if (!window.isSecureContext) {
+    showNoWebGpu("this page is not a secure context (it needs http://127.0.0.1, localhost or https)");
+    return;
+  }
+  try {
+    state.bridge = await Bridge.create({ defaultWeights: WEIGHTS });
+  } catch (err) {
+    showNoWebGpu(err.message ?? String(err));
+    return;
+  }
+  state.bridge.device.lost.then((info) => {
+    state.lost = info;
+    showNoWebGpu(`the GPU device was lost (${info.reason ?? "unknown"}: ${info.message || "no message"})`);
+  });
+  showAdapter(state.bridge.adapterInfo);
+  $("run").disabled = state.catalogue.length === 0;
+}
+
+function cell(tag, text, attrs = {}) {
+  const node = document.createElement(tag);
+  node.textContent = text;
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+  return node;
+}
+
+async function listDatasets() {
+  try {
+    state.catalogue = await fetchJson("datasets.json");
+  } catch (err) {
+    $("dataset-rows").replaceChildren(cell("tr", ""));
+    $("dataset-rows").firstChild.append(cell("td", `The dataset list could not be loaded: ${err.message}`,
+      { colspan: "6" }));
+    return;
+  }
+  const rows = state.catalogue.map((d) => {
+    const tr = document.createElement("tr");
+    const box = document.createElement("input");
+    Object.assign(box, { type: "checkbox", id: `ds-${d.name}`, name: "dataset", value: d.name, checked: true });
+    const name = cell("label", d.name, { for: box.id });
+    const task = d.task + (d.n_classes ? ` (${d.n_classes} classes)` : "");
+    const splits = `${d.n_splits} (${d.n_repeats} × ${d.n_folds} folds, ${d.kind})`;
+    tr.append(cell("td", ""), cell("td", ""), cell("td", task), cell("td", formatNumber(d.n_rows)),
+      cell("td", String(d.n_features)), cell("td", splits));
+    tr.children[0].append(box);
+    tr.children[1].append(name);
+    return tr;
+  });
+  $("dataset-rows").replaceChildren(...rows);
+}
+
+/** The form's choices, checked; throws an Error naming the field that is wrong. */
+function readChoices() {
+  const datasets = state.catalogue.filter((d) => $(`ds-${d.name}`).checked);
+  if (!datasets.length) throw new Error("choose at least one dataset");
+  const positiveInt = (id, what) => {
+    const value = Number($(id).value);
+    if (!Number.isInteger(value) || value < 1) throw new Error(`${what} must be a positive whole number`);
+    return value;
+  };
+  const nSplits = positiveInt("n-splits", "Splits per dataset");
+  const batchRows = positiveInt("batch-rows", "Query batch size");
+  const models = [];
+  if ($("use-knn").checked) {
+    const k = positiveInt("knn-k", "knn's k");
+    if (k > 64) throw new Error("knn's k must be at most 64 (the top-k kernel's limit)");
+    models.push({ name: "knn", k, batchRows });
+  }
+  if ($("use-attention").checked) {
+    const text = $("attention-temperature").value.trim();
+    const temperature = text === "" ? null : Number(text);
+    if (temperature !== null && !(temperature > 0)) throw new Error("attention's temperature must be a positive number");
+    models.push({ name: "attention", temperature, batchRows });
+  }
+  if ($("use-icl_transformer").checked) models.push({ name: "icl_transformer", weights: null, batchRows });
+  if (!models.length) throw new Error("choose at least one model");
+  return { datasets, models, nSplits };
+}
+
+/** One labelled progress bar per dataset × model; returns them by "model\0dataset". */
+function progressBars(datasets, models, nSplits) {
+  const bars = new Map();
+  const parts = [];
+  for (const d of datasets) {
+    for (const m of models) {
+      const label = modelLabel(m);
+      const id = `progress-${parts.length}`;
+      const n = repeatsFor(nSplits, d.n_folds, d.n_repeats) * d.n_folds;
+      const bar = Object.assign(document.createElement("progress"), { id, max: n, value: 0 });
+      const count = cell("span", `0 / ${n} splits`, { class: "count" });
+      parts.push(cell("label", `${label} on ${d.name}`, { for: id }), bar, count);
+      bars.set(`${label}\u0000${d.name}`, { bar, count, n });
+    }
+  }
+  $("progress").replaceChildren(...parts);
+  $("progress-section").hidden = false;
+  return bars;
+}
+
+/** `promise`, or a rejection as soon as the device is lost (so a run never hangs on it). */
+function unlessLost(promise) {
+  const lost = state.bridge.device.lost.then((info) => {
+    throw new Error(`the GPU device was lost during the run: ${info.message || info.reason}`);
+  });
+  lost.catch(() => {});  // handled by the race; this only keeps a late loss from being "unhandled"
+  return Promise.race([promise, lost]);
+}
+
+async function runAll({ datasets, models, nSplits }) {
+  const bars = progressBars(datasets, models, nSplits);
+  const rows = [];
+  const warmups = new Map();
+  for (const d of datasets) {
+    const [dataset, splits] = await Promise.all([fetchJson(`${d.name}.json`), fetchJson(`${d.name}.splits.json`)]);
+    const chosen = firstSplits(splits, nSplits);
+    for (const model of models) {
+      const key = `${modelLabel(model)}\u0000${d.name}`;
+      const { bar, count, n } = bars.get(key);
+      setStatus(`Running ${modelLabel(model)} on ${d.name}…`);
+      const got = await unlessLost(runSplits(state.bridge, dataset, chosen, [model], {
+        onProgress: (done) => { bar.value = done; count.textContent = `${done} / ${n} splits`; },
+      }));
+      warmups.set(key, state.bridge.warmups.at(-1)?.warmup_ms ?? null);
+      rows.push(...got);
+    }
+  }
+  return { rows, warmups };
+}
+
+function msCell(s) {
+  const td = cell("td", formatNumber(s.median));
+  td.append(cell("span", `${formatNumber(s.min)}–${formatNumber(s.max)}`, { class: "range" }));
+  return td;
+}
+
+function showResults(rows, warmups) {
+  const summaries = summarize(rows, warmups);
+  const head = document.createElement("tr");
+  for (const h of ["Model", "Dataset", "Metric", "Score", "Splits", "Embed ms", "Layers ms", "Head ms",
+    "Total ms", "Rows/s", "Warm-up ms"]) head.append(cell("th", h, { scope: "col" }));
+  const body = summaries.map((s) => {
+    const tr = document.createElement("tr");
+    const score = s.score.mean.toFixed(4) + (s.score.se === null ? "" : ` ± ${s.score.se.toFixed(4)}`);
+    tr.append(cell("th", s.model, { scope: "row" }), cell("td", s.dataset), cell("td", s.metric),
+      cell("td", score), cell("td", String(s.nSplits)), msCell(s.embed), msCell(s.layers),
+      msCell(s.head), msCell(s.total), cell("td", formatNumber(s.rowsPerS)),
+      cell("td", formatNumber(s.warmupMs)));
+    return tr;
+  });
+  const caption = cell("caption", `Per model × dataset, over the first splits of each file ` +
+    `(${state.bridge.adapterInfo.description})`);
+  const thead = document.createElement("thead");
+  thead.append(head);
+  const tbody = document.createElement("tbody");
+  tbody.append(...body);
+  $("results").replaceChildren(caption, thead, tbody);
+  $("chart").replaceChildren(rowsPerSecondChart(summaries),
+    cell("figcaption", "Median rows per second over splits (higher is faster).", { class: "help" }));
+  $("results-section").hidden = false;
+}
+
+function download() {
+  const blob = new Blob([csvText(state.rows, RESULT_COLUMNS)], { type: "text/csv" });
+  const link = Object.assign(document.createElement("a"), {
+    href: URL.createObjectURL(blob), download: "arenalite_webgpu_results.csv",
+  });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
+}
+
+async function onRun(event) {
+  event.preventDefault();
+  $("form-error").textContent = "";
+  let choices;
+  try {
+    choices = readChoices();
+  } catch (err) {
+    $("form-error").textContent = err.message;
+    return;
+  }
+  $("run").disabled = true;
+  const started = performance.now();
+  try {
+    const { rows, warmups } = await runAll(choices);
+    state.rows = rows;
+    showResults(rows, warmups);
+    setStatus(`Done: ${rows.length} result rows in ${formatNumber((performance.now() - started) / 1000)} s ` +
+      `on ${state.bridge.adapterInfo.label}`, "ok");
+    document.body.dataset.state = "done";
+  } catch (err) {
+    setStatus(`The run stopped: ${err.message ?? err}`, "bad");
+    document.body.dataset.state = "failed";
+  } finally {
+    $("run").disabled = Boolean(state.lost);
+  }
+}
+
+$("setup").addEventListener("submit", onRun);
+$("download").addEventListener("click", download);
+await listDatasets();
+await connect();
+document.body.dataset.state = state.bridge ? "ready" : "unavailable";

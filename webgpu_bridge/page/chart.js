@@ -1,0 +1,75 @@
+// The page's rows/s chart: horizontal bars per model (one per dataset) as inline SVG,
+// drawn by the page itself (no chart library). Colour-blind-safe (Okabe–Ito) palette.
+import { formatNumber } from "./summary.js";
+
+const SVG = "http://www.w3.org/2000/svg";
+const PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"];
+const BAR = 18;
+const GAP = 10;
+const LABEL_W = 190;
+const PLOT_W = 460;
+const VALUE_W = 90;
+
+function el(name, attrs = {}, text = null) {
+  const node = document.createElementNS(SVG, name);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
+  if (text !== null) node.textContent = text;
+  return node;
+}
+
+/** Round `max` up to 1, 2 or 5 × a power of ten (a readable axis end). */
+function niceMax(max) {
+  if (!(max > 0)) return 1;
+  const power = 10 ** Math.floor(Math.log10(max));
+  return [1, 2, 5, 10].map((f) => f * power).find((v) => v >= max);
+}
+
+/**
+ * An <svg> of median rows/s per model and dataset from summarize()'s entries; the
+ * title and a text description make it readable to screen readers.
+ */
+export function rowsPerSecondChart(summaries, title = "Throughput: median rows per second") {
+  const models = [...new Set(summaries.map((s) => s.model))];
+  const datasets = [...new Set(summaries.map((s) => s.dataset))];
+  const top = 34;
+  const groupH = datasets.length * BAR + GAP;
+  const height = top + models.length * groupH + 30;
+  const width = LABEL_W + PLOT_W + VALUE_W;
+  const xMax = niceMax(Math.max(...summaries.map((s) => s.rowsPerS).filter(Number.isFinite)));
+  const x = (v) => LABEL_W + (Math.min(v, xMax) / xMax) * PLOT_W;
+  const svg = el("svg", { viewBox: `0 0 ${width} ${height}`, role: "img", class: "chart",
+    "aria-labelledby": "chart-title chart-desc" });
+  svg.append(el("title", { id: "chart-title" }, title));
+  svg.append(el("desc", { id: "chart-desc" }, summaries.map((s) =>
+    `${s.model} on ${s.dataset}: ${formatNumber(s.rowsPerS)} rows/s`).join("; ")));
+  svg.append(el("text", { x: LABEL_W, y: 16, class: "chart-title" }, title));
+  datasets.forEach((d, j) => {
+    const lx = LABEL_W + j * 150;
+    svg.append(el("rect", { x: lx, y: 22, width: 10, height: 10, fill: PALETTE[j % PALETTE.length] }));
+    svg.append(el("text", { x: lx + 14, y: 31, class: "chart-legend" }, d));
+  });
+  const bottom = top + models.length * groupH;
+  for (const f of [0, 0.5, 1]) {
+    const gx = LABEL_W + f * PLOT_W;
+    svg.append(el("line", { x1: gx, x2: gx, y1: top, y2: bottom, class: "chart-grid" }));
+    svg.append(el("text", { x: gx, y: bottom + 16, "text-anchor": "middle", class: "chart-axis" },
+      formatNumber(f * xMax)));
+  }
+  svg.append(el("text", { x: LABEL_W + PLOT_W / 2, y: bottom + 28, "text-anchor": "middle",
+    class: "chart-axis" }, "rows per second (test rows / total inference time)"));
+  models.forEach((m, i) => {
+    const gy = top + i * groupH;
+    svg.append(el("text", { x: LABEL_W - 8, y: gy + (datasets.length * BAR) / 2 + 4,
+      "text-anchor": "end", class: "chart-label" }, m));
+    datasets.forEach((d, j) => {
+      const s = summaries.find((e) => e.model === m && e.dataset === d);
+      if (!s) return;
+      const y = gy + j * BAR;
+      svg.append(el("rect", { x: LABEL_W, y: y + 2, width: Math.max(1, x(s.rowsPerS) - LABEL_W),
+        height: BAR - 4, fill: PALETTE[j % PALETTE.length] }));
+      svg.append(el("text", { x: x(s.rowsPerS) + 4, y: y + BAR - 5, class: "chart-value" },
+        formatNumber(s.rowsPerS)));
+    });
+  });
+  return svg;
+}
