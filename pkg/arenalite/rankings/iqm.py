@@ -4,13 +4,24 @@ Per model, all per-seed normalized scores are pooled over datasets; the IQM is t
 mean of the middle 50 % (``trim_mean(pooled, 0.25)``). The 95 % percentile interval
 comes from a stratified bootstrap: within every (model, dataset) cell the seeds are
 resampled with replacement, independently, keeping each cell's seed count, so cells
-with different seed counts are fine. Replicates are drawn as one index array per
-chunk of replicates (no loop over replicates).
+with different seed counts are fine.
+
+When every cell has the same small number of seeds S (S^S ≤ ``SEQUENCE_LIMIT``, i.e.
+S ≤ 7), a replicate is drawn as one integer per cell: a uniform draw among the S^S
+equally likely sequences of S draws, mapped to its count pattern (how often each run is
+drawn), an exact multinomial draw. Sorting each model's runs once, a replicate's IQM is
+a weighted trimmed mean over the sorted runs with those counts; only runs near the two
+cut points need their own counts (the windows), the rest enter through per-cell sums
+looked up by pattern. A replicate whose cut points fall outside the windows (checked,
+about 1e-9 per model) is recomputed over all runs. Otherwise each replicate redraws every
+run (one index array per chunk of replicates). The two paths draw different random
+streams from the same distribution.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -24,6 +35,9 @@ if TYPE_CHECKING:
     from ..benchmark import Benchmark
 
 _CHUNK_ELEMENTS = 2_000_000
+SEQUENCE_LIMIT = 1_000_000  # S**S draw sequences of a cell: up to 7 seeds per cell
+_TABLE_ELEMENTS = 250_000  # cells × patterns × 3 looked up per block (stays in cache)
+_GUARD_SDS = 6.0  # window half-width, in standard deviations of the cut point's position
 
 
 def iqm(values: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -89,6 +103,154 @@ def stratified_bootstrap_iqm(
     return out
 
 
+@lru_cache(maxsize=8)
+def resampling_patterns(n_seeds: int) -> tuple[np.ndarray, np.ndarray]:
+    """Count patterns of S draws with replacement among S runs, and each sequence's pattern.
+
+    ``counts`` (P, S): how often each run is drawn under pattern p; ``pattern`` (S**S,):
+    the pattern of each of the S**S equally likely draw sequences (read as base-S
+    digits). A uniform integer below S**S mapped through ``pattern`` is an exact draw of
+    a cell's multinomial(S; 1/S, …, 1/S) counts.
+    """
+    s = int(n_seeds)
+    if not 1 <= s**s <= SEQUENCE_LIMIT:
+        raise ValueError(f"{s} seeds per cell give {s**s} draw sequences, more than "
+                         f"{SEQUENCE_LIMIT}")
+    digits = (np.arange(s**s, dtype=np.int64)[:, None] // s ** np.arange(s)) % s
+    per_sequence = (digits[:, :, None] == np.arange(s)).sum(axis=1)
+    counts, pattern = np.unique(per_sequence, axis=0, return_inverse=True)
+    return counts.astype(np.int64), pattern.reshape(-1).astype(np.int64)
+
+
+def draw_patterns(rng: np.random.Generator, n_bootstrap: int, n_cells: int,
+                  n_seeds: int) -> np.ndarray:
+    """(n_bootstrap, n_cells) pattern ids of :func:`resampling_patterns`: one draw per cell."""
+    _, pattern = resampling_patterns(n_seeds)
+    dtype = np.uint16 if pattern.size <= 2**16 else np.uint32
+    return pattern[rng.integers(0, pattern.size, size=(n_bootstrap, n_cells), dtype=dtype)]
+
+
+def _overlap(start: np.ndarray, count: np.ndarray, low: int, high: int) -> np.ndarray:
+    """Length of [start, start + count) ∩ [low, high): a run's weight in a trimmed mean."""
+    return np.clip(np.minimum(start + count, high) - np.maximum(start, low), 0, None)
+
+
+def _windows(rank: np.ndarray, cut: int) -> np.ndarray:
+    """Per model, sorted positions (a, b, c, d) bounding the windows [a, b) and [c, d).
+
+    ``rank`` (M, D, S) holds each run's position in its model's sorted runs. The number
+    of drawn runs among the first k sorted ones has variance Σ_cells r (1 − r/S) (r: the
+    cell's runs among them); each window spans ``_GUARD_SDS`` deviations around a cut.
+    """
+    m, d, s = rank.shape
+    n = d * s
+    bounds = []
+    for k in (cut, n - cut):
+        r = (rank < k).sum(axis=2)
+        half = np.ceil(_GUARD_SDS * np.sqrt((r * (1.0 - r / s)).sum(axis=1))).astype(np.int64) + 1
+        bounds.append((np.clip(k - half, 0, n), np.clip(k + half, 0, n)))
+    (a, b), (c, d_) = bounds
+    c = np.maximum(c, b)
+    return np.stack([a, b, c, np.maximum(d_, c)], axis=1)
+
+
+def iqm_from_patterns(cube: np.ndarray, patterns: np.ndarray) -> np.ndarray:
+    """IQM of every model on every replicate given per-cell count patterns; (B, M).
+
+    ``cube`` (M, D, S) holds the runs of each (model, dataset) cell, ``patterns``
+    (B, M·D) a pattern id of :func:`resampling_patterns` per replicate and cell, cells
+    in model-major order. Exact: equal to ``trim_mean(np.repeat(runs, counts), 0.25)``
+    up to round-off.
+    """
+    m, d, s = cube.shape
+    n = d * s
+    cut = int(0.25 * n)
+    counts, _ = resampling_patterns(s)
+    b_count = patterns.shape[0]
+    values = cube.reshape(m, n)
+    order = np.argsort(values, axis=1, kind="stable")
+    rank = np.empty_like(order)
+    np.put_along_axis(rank, order, np.arange(n)[None, :], axis=1)
+    rank = rank.reshape(m, d, s)
+    edges = _windows(rank, cut)
+    lo, w1, w2, hi = (edges[:, i, None, None] for i in range(4))
+    below = rank < lo
+    middle = (rank >= w1) & (rank < w2)
+    # Per cell and pattern: drawn runs below the first window, in the middle, their sum.
+    index = np.arange(m * d) * counts.shape[0] + patterns
+    below_count, middle_count, trimmed = (
+        np.take(table @ counts.T, index).reshape(b_count, m, d).sum(axis=2)
+        for table in (below.reshape(-1, s), middle.reshape(-1, s),
+                      np.where(middle, cube, 0.0).reshape(-1, s)))
+    at_w1, trim_1 = _window(cube, rank, patterns, lo, w1, below_count, cut)
+    at_w2 = at_w1 + middle_count
+    at_hi, trim_2 = _window(cube, rank, patterns, w2, hi, at_w2, cut)
+    trimmed = trimmed + trim_1 + trim_2
+    has_middle = (edges[:, 2] > edges[:, 1])[None, :]
+    ok = ((below_count <= cut) & (((at_w1 >= cut) & (at_w2 <= n - cut)) | ~has_middle)
+          & (at_hi >= n - cut))
+    if not ok.all():  # a cut point outside its window: this (replicate, model) over all runs
+        rep, mod = np.nonzero(~ok)
+        drawn = counts[patterns.reshape(b_count, m, d)[rep, mod]].reshape(rep.size, n)
+        trimmed[rep, mod] = _trimmed_sums(values[mod], order[mod], drawn, cut)
+    return trimmed / (n - 2 * cut)
+
+
+def _window(cube: np.ndarray, rank: np.ndarray, patterns: np.ndarray, first: np.ndarray,
+            last: np.ndarray, drawn_before: np.ndarray, cut: int) -> tuple[np.ndarray, np.ndarray]:
+    """Drawn runs up to the window's end and the window's part of the trimmed sum; (B, M) each.
+
+    The window holds each model's runs at sorted positions [first, last);
+    ``drawn_before`` (B, M) counts the drawn runs sorted before it.
+    """
+    m, d, s = cube.shape
+    n = d * s
+    counts, _ = resampling_patterns(s)
+    model, cell, seed = np.nonzero((rank >= first) & (rank < last))
+    by_rank = np.lexsort((rank[model, cell, seed], model))
+    model, cell, seed = model[by_rank], cell[by_rank], seed[by_rank]
+    drawn = counts[patterns[:, model * d + cell], seed]
+    before = np.cumsum(drawn, axis=1) - drawn
+    segment_start = np.searchsorted(model, model)
+    begin = drawn_before[:, model] + before - before[:, segment_start]
+    weight = _overlap(begin, drawn, cut, n - cut)
+    of_model = np.zeros((model.size, m))
+    of_model[np.arange(model.size), model] = 1.0
+    return drawn_before + drawn @ of_model, (weight * cube[model, cell, seed]) @ of_model
+
+
+def _trimmed_sums(values: np.ndarray, order: np.ndarray, drawn: np.ndarray,
+                  cut: int) -> np.ndarray:
+    """Trimmed sum of each row of ``values`` with runs drawn ``drawn`` times, over all runs."""
+    n = values.shape[1]
+    sorted_drawn = np.take_along_axis(drawn, order, axis=1)
+    begin = np.cumsum(sorted_drawn, axis=1) - sorted_drawn
+    weight = _overlap(begin, sorted_drawn, cut, n - cut)
+    return (weight * np.take_along_axis(values, order, axis=1)).sum(axis=1)
+
+
+def stratified_bootstrap_iqm_equal(cube: np.ndarray, n_bootstrap: int, rng: np.random.Generator,
+                                   progress: Progress | None = None) -> np.ndarray:
+    """Stratified-bootstrap IQM of every model for equal cells (M, D, S); shape (B, M).
+
+    Draws one pattern per cell and replicate (model by model, so the stream does not
+    depend on the blocking) and evaluates blocks of models with :func:`iqm_from_patterns`.
+    """
+    m, d, s = cube.shape
+    n_patterns = resampling_patterns(s)[0].shape[0]
+    per_block = max(1, min(_TABLE_ELEMENTS // (3 * d * n_patterns),
+                           _CHUNK_ELEMENTS // (3 * d * n_bootstrap)))
+    out = np.empty((n_bootstrap, m))
+    for first in range(0, m, per_block):
+        block = slice(first, min(first + per_block, m))
+        patterns = np.concatenate([draw_patterns(rng, n_bootstrap, d, s)
+                                   for _ in range(block.stop - block.start)], axis=1)
+        out[:, block] = iqm_from_patterns(cube[block], patterns)
+        if progress is not None:
+            progress.update(block.stop - block.start)
+    return out
+
+
 class IQMResult(Result):
     """IQM ranking: ``.table`` has columns ``model, IQM, CI_low, CI_high`` (descending)."""
 
@@ -122,14 +284,22 @@ def iqm_ranking(benchmark: Benchmark, n_bootstrap: int = 1000,
     order = long.assign(_seed=long["seed"].astype(str))  # deterministic, whatever the row order
     runs = order.sort_values(["model", "dataset", "_seed"], kind="stable")
     models = runs["model"].to_numpy()
-    cells = (runs["model"] + "\x00" + runs["dataset"]).to_numpy()
     values = runs["norm"].to_numpy(dtype=float)
     first = np.flatnonzero(np.r_[True, models[1:] != models[:-1]])
     names = models[first]
-    point = np.array([iqm(run) for run in np.split(values, first[1:])])
+    n_seeds = int(counts.max())
+    equal = counts.min() == n_seeds and n_seeds**n_seeds <= SEQUENCE_LIMIT
     enabled = None if n_bootstrap * values.size > 20_000_000 else False
-    with Progress(n_bootstrap, "IQM bootstrap", enabled=enabled) as progress:
-        boot = stratified_bootstrap_iqm(values, cells, models, n_bootstrap, rng, progress)
+    if equal:  # every model has every dataset (load checks it), each with n_seeds runs
+        cube = values.reshape(names.size, -1, n_seeds)
+        point = iqm(cube.reshape(names.size, -1))
+        with Progress(names.size, "IQM bootstrap (models)", enabled=enabled) as progress:
+            boot = stratified_bootstrap_iqm_equal(cube, n_bootstrap, rng, progress)
+    else:
+        cells = (runs["model"] + "\x00" + runs["dataset"]).to_numpy()
+        point = np.array([iqm(run) for run in np.split(values, first[1:])])
+        with Progress(n_bootstrap, "IQM bootstrap", enabled=enabled) as progress:
+            boot = stratified_bootstrap_iqm(values, cells, models, n_bootstrap, rng, progress)
     low, high = np.percentile(boot, [2.5, 97.5], axis=0)
     table = ranking_table(names, point, "IQM", {"CI_low": low, "CI_high": high})
     return IQMResult(table, n_bootstrap=n_bootstrap, random_state=random_state)

@@ -9,7 +9,6 @@ scores with each dataset's direction applied.
 from __future__ import annotations
 
 import warnings
-from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -127,12 +126,12 @@ def frequentist_comparison(benchmark: Benchmark, reference: str | None = None,
 
 def _all_pairs_table(models: list[str], avg_ranks: np.ndarray, p_matrix: np.ndarray,
                      alpha: float) -> pd.DataFrame:
-    pairs = np.array(list(combinations(range(len(models)), 2)), dtype=int).reshape(-1, 2)
-    a, b = pairs[:, 0], pairs[:, 1]
+    a, b = np.triu_indices(len(models), 1)  # the order of itertools.combinations
+    names = np.asarray(models, dtype=object)
     p = p_matrix[a, b]
     return pd.DataFrame({
-        "model_a": [models[i] for i in a],
-        "model_b": [models[j] for j in b],
+        "model_a": names[a],
+        "model_b": names[b],
         "rank_diff": np.abs(avg_ranks[b] - avg_ranks[a]),
         "p_value": p,
         "significant": p < alpha,

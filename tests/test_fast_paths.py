@@ -1,0 +1,134 @@
+"""Fast paths equal simple reference implementations on small inputs (issue 13).
+
+IQM bootstrap: one count pattern per cell, weighted trimmed means over runs sorted once
+(against ``trim_mean`` of the runs repeated by their counts, and in distribution against
+the per-run bootstrap). Nemenyi: the vectorized studentized-range survival function
+(against scipy's per-value integral).
+"""
+
+from __future__ import annotations
+
+import math
+from itertools import combinations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from arenalite.rankings import iqm as iqm_module
+from arenalite.rankings.iqm import (
+    draw_patterns,
+    iqm_from_patterns,
+    resampling_patterns,
+    stratified_bootstrap_iqm,
+    stratified_bootstrap_iqm_equal,
+)
+from arenalite.stats.frequentist import _all_pairs_table
+from arenalite.stats.friedman import nemenyi_pvalues, studentized_range_sf
+
+
+def reference_iqms(cube: np.ndarray, patterns: np.ndarray) -> np.ndarray:
+    """Loop reference: trim_mean of each model's runs repeated by their drawn counts."""
+    m, d, s = cube.shape
+    counts, _ = resampling_patterns(s)
+    out = np.empty((patterns.shape[0], m))
+    for b in range(patterns.shape[0]):
+        for i in range(m):
+            drawn = counts[patterns[b, i * d:(i + 1) * d]].ravel()
+            out[b, i] = stats.trim_mean(np.repeat(cube[i].ravel(), drawn), 0.25)
+    return out
+
+
+@pytest.mark.parametrize("n_seeds", [1, 2, 3, 5, 7])
+def test_patterns_are_the_multinomial(n_seeds):
+    counts, pattern = resampling_patterns(n_seeds)
+    assert (counts.sum(axis=1) == n_seeds).all()
+    assert len(np.unique(counts, axis=0)) == len(counts) == math.comb(2 * n_seeds - 1, n_seeds)
+    sequences = np.bincount(pattern, minlength=len(counts))
+    expected = [math.factorial(n_seeds) // math.prod(math.factorial(c) for c in row)
+                for row in counts]
+    assert sequences.tolist() == expected
+
+
+def test_too_many_seeds_for_the_pattern_table():
+    with pytest.raises(ValueError, match="8 seeds per cell"):
+        resampling_patterns(8)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 4), st.integers(1, 12), st.integers(1, 6), st.integers(0, 2**32 - 1),
+       st.booleans())
+def test_iqm_from_patterns_equals_trim_mean_of_repeated_runs(m, d, s, seed, ties):
+    rng = np.random.default_rng(seed)
+    cube = rng.normal(size=(m, d, s))
+    if ties:
+        cube = cube.round(0)
+    patterns = draw_patterns(rng, 30, m * d, s)
+    np.testing.assert_allclose(iqm_from_patterns(cube, patterns),
+                               reference_iqms(cube, patterns), rtol=0, atol=1e-12)
+
+
+def test_replicates_outside_the_windows_are_recomputed_exactly(monkeypatch):
+    """With no guard the windows are one run wide: most replicates take the full path."""
+    monkeypatch.setattr(iqm_module, "_GUARD_SDS", 0.0)
+    rng = np.random.default_rng(3)
+    cube = rng.normal(size=(3, 40, 5))
+    patterns = draw_patterns(rng, 50, 120, 5)
+    np.testing.assert_allclose(iqm_from_patterns(cube, patterns),
+                               reference_iqms(cube, patterns), rtol=0, atol=1e-12)
+
+
+def test_blocking_does_not_change_the_draws(monkeypatch):
+    cube = np.random.default_rng(4).normal(size=(6, 10, 5))
+    whole = stratified_bootstrap_iqm_equal(cube, 40, np.random.default_rng(0))
+    monkeypatch.setattr(iqm_module, "_TABLE_ELEMENTS", 1)
+    np.testing.assert_allclose(  # same draws; blocks only change the summation round-off
+        whole, stratified_bootstrap_iqm_equal(cube, 40, np.random.default_rng(0)), atol=1e-14)
+
+
+def test_fast_bootstrap_has_the_per_run_bootstraps_distribution():
+    """Two-sample KS test per model: pattern draws vs one index per run (fixed seeds)."""
+    rng = np.random.default_rng(5)
+    cube = rng.normal(size=(3, 8, 5)) + np.arange(3)[:, None, None]
+    fast = stratified_bootstrap_iqm_equal(cube, 4000, np.random.default_rng(1))
+    cells = np.repeat(np.arange(24), 5)
+    slow = stratified_bootstrap_iqm(cube.ravel(), cells, cells // 8, 4000,
+                                    np.random.default_rng(2))
+    for i in range(3):
+        assert stats.ks_2samp(fast[:, i], slow[:, i]).pvalue > 0.01
+        np.testing.assert_allclose(np.percentile(fast[:, i], [2.5, 50, 97.5]),
+                                   np.percentile(slow[:, i], [2.5, 50, 97.5]), atol=0.03)
+
+
+@pytest.mark.parametrize("k", [2, 3, 14, 150])
+def test_studentized_range_sf_equals_scipy(k):
+    q = np.linspace(0.0, 9.0, 19)
+    np.testing.assert_allclose(studentized_range_sf(q, k),
+                               stats.studentized_range.sf(q, k, np.inf), rtol=0, atol=1e-11)
+
+
+def test_studentized_range_sf_interpolated_for_many_values():
+    """More values than Hermite nodes: the interpolated path, checked on a sample."""
+    q = np.random.default_rng(6).uniform(0.0, 8.0, 6000)
+    sample = q[:25]
+    np.testing.assert_allclose(studentized_range_sf(q, 20)[:25],
+                               stats.studentized_range.sf(sample, 20, np.inf), rtol=0, atol=1e-11)
+
+
+def test_nemenyi_matrix_equals_scipy_per_pair():
+    ranks = np.array([1.2, 2.5, 2.5, 3.9, 4.9])
+    n = 12
+    scale = np.sqrt(5 * 6 / (6.0 * n))
+    expected = stats.studentized_range.sf(
+        np.abs(ranks[:, None] - ranks[None, :]) / scale * np.sqrt(2.0), 5, np.inf)
+    np.fill_diagonal(expected, 1.0)
+    np.testing.assert_allclose(nemenyi_pvalues(ranks, n), expected, rtol=0, atol=1e-11)
+
+
+def test_all_pairs_table_in_combinations_order():
+    models = ["a", "b", "c", "d"]
+    table = _all_pairs_table(models, np.arange(4.0), np.full((4, 4), 0.5), 0.05)
+    assert list(zip(table["model_a"], table["model_b"], strict=True)) == list(
+        combinations(models, 2))
