@@ -33,9 +33,10 @@ metric has either a default or a reason in :data:`NO_DEFAULT_MARGIN`):
   is a mean log-likelihood ratio per row, free of the unit of y (rescaling y shifts
   every Gaussian NLL by the same ln c). 0.01 nats is the Brier margin carried over:
   the expected excess binary log loss of a forecast q for truth p is KL(p‖q) ≈
-  (p − q)² / (2p(1 − p)), twice the excess Brier (p − q)² at p = ½ (and more
-  elsewhere), so 2 × 0.005 allows the protocol's loss of calibration. For a Gaussian
-  forecast 0.01 nats is a mean off by 0.14 σ or a spread off by about 10 %.
+  (p − q)² / (2p(1 − p)), twice the excess Brier (p − q)² at p = ½ and more
+  elsewhere, so a 2 × 0.005 = 0.01-nat margin admits no more miscalibration than the
+  protocol's Brier margin. For a Gaussian forecast 0.01 nats is a mean off by 0.14 σ
+  or a spread off by about 10 %.
 - None for errors in the units of y (RMSE, MAE, MSE, CRPS) nor for MAPE: see
   :data:`NO_DEFAULT_MARGIN`; ``margin=`` must be given.
 
