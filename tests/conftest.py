@@ -1,13 +1,59 @@
-"""Shared fixtures: small long-format score tables used across the test suite."""
+"""Shared fixtures: small long-format score tables used across the test suite.
+
+Also the wasm32 lane's rules (scripts/wasm_lane.sh): on WASI the tests marked with what it
+lacks, as the browser does too, are deselected and counted by marker.
+"""
 
 from __future__ import annotations
 
 import os
+import sys
+from collections import Counter
 
 import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import settings
+
+# WASI (the wasm32 lane, scripts/wasm_lane.sh) has no os.getuid; pytest's tmp_path calls it
+# to check who owns its folder. -1 is how POSIX says "unknown", and pytest skips the check then.
+if not hasattr(os, "getuid"):
+    os.getuid = lambda: -1
+
+# What WASI (and Pyodide in the browser) has none of: tests marked so are left out there.
+NOT_ON_WASM = ("browser", "needs_processes", "needs_sockets", "needs_dask")
+LEFT_OUT = pytest.StashKey[Counter]()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On WASI, deselect the tests marked NOT_ON_WASM; count them by their first such marker."""
+    if sys.platform != "wasi":
+        return
+    kept, left, why = [], [], Counter()
+    for item in items:
+        marker = next((m for m in NOT_ON_WASM if item.get_closest_marker(m)), None)
+        if marker is None:
+            kept.append(item)
+        else:
+            left.append(item)
+            why[marker] += 1
+    config.stash[LEFT_OUT] = why
+    if left:
+        config.hook.pytest_deselected(items=left)
+        items[:] = kept
+
+
+def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
+    """On WASI, say how many tests were left out and why (the marker's description)."""
+    why = config.stash.get(LEFT_OUT, None)
+    if why is None:
+        return
+    described = {name.strip(): text.strip()
+                 for name, _, text in (line.partition(":") for line in config.getini("markers"))}
+    terminalreporter.write_sep("=", f"left out on wasm32: {sum(why.values())}")
+    for marker, count in why.most_common():
+        terminalreporter.write_line(f"{count:4d} {marker}: {described[marker]}")
+
 
 # CI explores the same hypothesis examples on every run (reproducible, never flaky);
 # local runs keep exploring new ones.

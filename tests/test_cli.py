@@ -225,6 +225,7 @@ def test_debug_shows_the_traceback(tmp_path):
         main(["aggregate", str(tmp_path / "nope.csv"), "--debug", "-o", str(tmp_path)])
 
 
+@pytest.mark.needs_processes
 def test_console_error_has_no_traceback(tmp_path):
     """The real entry point (python -m arenalite): one line on stderr, exit status 2."""
     run = subprocess.run([sys.executable, "-m", "arenalite", "aggregate", "nope.csv", "-o",

@@ -23,6 +23,8 @@ import pytest
 
 from browser_harness import serving
 
+pytestmark = pytest.mark.needs_sockets  # every test stands up the loopback CDN
+
 ROOT = Path(__file__).resolve().parents[1]
 _spec = importlib.util.spec_from_file_location("arenalite_site_build", ROOT / "build.py")
 build = importlib.util.module_from_spec(_spec)

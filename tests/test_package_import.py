@@ -42,6 +42,7 @@ def run_python(code: str) -> dict:
     return json.loads(result.stdout.splitlines()[-1])
 
 
+@pytest.mark.needs_processes
 def test_import_arenalite_loads_no_numeric_package() -> None:
     out = run_python(f"""
         import json, sys
@@ -51,6 +52,7 @@ def test_import_arenalite_loads_no_numeric_package() -> None:
     assert out == []
 
 
+@pytest.mark.needs_processes
 def test_browser_and_the_numeric_check_import_without_numpy() -> None:
     out = run_python(BLOCK_NUMERIC + """
 import json

@@ -90,6 +90,8 @@ def test_summarize(serial):
     assert np.isclose(row["score_se"], np.sqrt(folds.var(ddof=1) / 3))
 
 
+@pytest.mark.needs_processes
+@pytest.mark.needs_dask
 def test_process_pool_and_dask_give_identical_scores(serial, small):
     import distributed
     with ProcessPoolExecutor(max_workers=2) as pool:

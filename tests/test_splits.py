@@ -90,7 +90,7 @@ def test_holdout_follows_the_documented_algorithm():
     n = 1_000_003
     sp = make_splits(n, "regression")
     order = np.random.default_rng(42).permutation(n)
-    j = np.arange(n)
+    j = np.arange(n, dtype=np.int64)  # (j + 1) * 250_000 passes int32, the wasm32 intp
     is_test = (j + 1) * 250_000 // n > j * 250_000 // n
     assert sp["splits"][0]["test"] == sorted(order[is_test].tolist())
 

@@ -152,7 +152,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="show the Python traceback of an error (default: off)")
 
     def table_command(name: str, help_text: str) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, help=help_text, description=help_text, parents=[common])
+        # argparse %-formats help (3.14+ checks it at once): "95 % bars" needs "%%"
+        p = sub.add_parser(name, help=help_text.replace("%", "%%"), description=help_text,
+                           parents=[common])
         p.add_argument("csv", help="long results table: one row per model, dataset[, seed]")
         p.add_argument("--config", help="JSON or flat YAML file with load_df options under "
                                         "their Python names (default: none)")
