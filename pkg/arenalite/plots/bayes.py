@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .style import PALETTE, figure_and_axes
+from .style import PALETTE, figure_and_axes, tick_labels
 
 
 def probability_matrix(table: pd.DataFrame, models: list[str]) -> np.ndarray:
@@ -37,12 +37,14 @@ def bayes_heatmap(table: pd.DataFrame, models: list[str], rope: float, *, ax: An
     matrix = matrix[np.ix_(order, order)]
     names = [names[i] for i in order]
     k = len(names)
+    labels, size = tick_labels(names)
     side = min(3.0 + 0.45 * k, 14.0)
     fig, ax = figure_and_axes(ax, figsize, default_size=(side + 1.5, side))
     image = ax.imshow(np.ma.masked_invalid(matrix), cmap="viridis", vmin=0.0, vmax=1.0,
                       aspect="auto")
-    ax.set_xticks(np.arange(k), names, rotation=45, ha="right")
-    ax.set_yticks(np.arange(k), names)
+    ax.set_xticks(np.arange(k), labels, fontsize=size, rotation=45 if k <= 20 else 90,
+                  ha="right" if k <= 20 else "center")
+    ax.set_yticks(np.arange(k), labels, fontsize=size)
     ax.set_xlabel("column model")
     ax.set_ylabel("row model")
     if k <= 15:
@@ -62,7 +64,8 @@ def bayes_stacked_bars(table: pd.DataFrame, reference: str, rope: float, *, ax: 
     """One horizontal bar per model: P(model better), P(equivalent), P(reference better)."""
     order = table.sort_values(["p_a_better", "p_equiv"], ascending=False, kind="stable")
     n = len(order)
-    fig, ax = figure_and_axes(ax, figsize, default_size=(7.5, max(2.5, 0.45 * n + 1.5)))
+    fig, ax = figure_and_axes(ax, figsize, default_size=(7.5, max(2.5, (0.45 if n <= 20 else 0.2)
+                                                                    * n + 1.5)))
     y = np.arange(n)[::-1]
     left = np.zeros(n)
     parts = [("p_a_better", "model better", PALETTE[0]),
@@ -72,7 +75,8 @@ def bayes_stacked_bars(table: pd.DataFrame, reference: str, rope: float, *, ax: 
         values = order[column].to_numpy(dtype=float)
         ax.barh(y, values, left=left, color=colour, label=label, edgecolor="white")
         left = left + values
-    ax.set_yticks(y, order["model_a"].astype(str))
+    labels, size = tick_labels(order["model_a"])
+    ax.set_yticks(y, labels, fontsize=size)
     ax.set_xlim(0, 1)
     ax.set_xlabel("posterior probability")
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12 - 0.3 / max(n, 1)), ncol=3,

@@ -3,8 +3,9 @@
 The better half of the models is labelled on the left, the rest on the right,
 each joined to its average rank by an elbow line. Models whose average ranks do
 not differ significantly (a clique) are joined by a thick bar under the axis.
-Height grows with the number of models so that 20 models with long names stay
-readable; labels sit outside the rank axis and constrained layout makes room.
+Height grows with the number of models so that 20–80 models with long names stay
+readable (names beyond 60 characters are shortened in the middle, rank labels thinned
+past 20 models); labels sit outside the rank axis and constrained layout makes room.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .style import PALETTE, figure_and_axes
+from .style import PALETTE, figure_and_axes, tick_labels
 
 _ROW = 1.0          # vertical distance between label rows (data units)
 _CLIQUE_ROW = 0.55  # vertical distance between clique bars
@@ -24,7 +25,7 @@ def cd_diagram(avg_ranks: pd.Series, cd: float, cliques: list[list[str]], *, ax:
                figsize: tuple[float, float] | None = None, title: str | None = None) -> Any:
     """Draw the diagram for ``avg_ranks`` (Series indexed by model, best first)."""
     ranks = avg_ranks.sort_values(kind="stable")
-    names = [str(m) for m in ranks.index]
+    names, _ = tick_labels(ranks.index, max_label=60)
     values = ranks.to_numpy(dtype=float)
     k = len(values)
     n_left = (k + 1) // 2
@@ -39,7 +40,8 @@ def cd_diagram(avg_ranks: pd.Series, cd: float, cliques: list[list[str]], *, ax:
     ticks = np.arange(1, int(high) + 1)
     tick_len = 0.18
     ax.vlines(ticks, 0, tick_len, color="black", linewidth=1.0)
-    for t in ticks:
+    step = 1 if k <= 20 else 5 if k <= 60 else 10  # rank labels that do not overlap
+    for t in ticks[(ticks == 1) | (ticks % step == 0)]:
         ax.text(t, tick_len * 1.5, str(t), ha="center", va="bottom", fontsize=9)
 
     cd_y = 1.2

@@ -45,3 +45,13 @@ def model_colors_for(model_colors: Sequence[str] | Mapping[str, str] | None,
         raise ValueError(f"model_colors needs one colour per model ({len(models)}), "
                          f"got {len(colors)}")
     return colors
+
+
+def tick_labels(names: Sequence[Any], max_label: int = 40) -> tuple[list[str], float]:
+    """Axis labels for ``names`` (long ones shortened in the middle) and a font size that
+    shrinks with their count, so 80 model names stay legible without overlapping."""
+    from .intervals import shorten
+
+    n = len(names)
+    size = 9.0 if n <= 20 else 7.0 if n <= 40 else 5.5
+    return [shorten(str(name), max_label) for name in names], size

@@ -75,13 +75,13 @@ class AggregateResult(Result):
     def plot(self, ax: Any = None, figsize: tuple[float, float] | None = None,
              title: str | None = None,
              model_colors: Sequence[str] | dict[str, str] | None = None) -> Any:
-        """Horizontal bars, best model on top; ``model_colors`` in table order or by name."""
-        from ..plots.bars import ranking_bars
+        """One point per model, best on top; ``model_colors`` in table order or by name."""
+        from ..plots.intervals import interval_plot
 
         label = _LABELS[self.params["agg"]]
-        return ranking_bars(self.table, "score", ax=ax, figsize=figsize,
-                            title=title or f"{label} of normalized scores",
-                            xlabel=f"{label.lower()} (1 = best)", model_colors=model_colors)
+        return interval_plot(self.table, "score", ax=ax, figsize=figsize,
+                             title=title or f"{label} of normalized scores",
+                             xlabel=f"{label.lower()} (1 = best)", model_colors=model_colors)
 
 
 def aggregate_ranking(benchmark: Benchmark, agg: str = "trimmed_mean") -> AggregateResult:

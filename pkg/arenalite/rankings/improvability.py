@@ -107,14 +107,14 @@ class ImprovabilityResult(Result):
 
     def plot(self, ax: Any = None, figsize: tuple[float, float] | None = None,
              title: str | None = None, model_colors: Any = None) -> Any:
-        """Bars, best (lowest) first; ``model_colors`` in table order or by name."""
-        from ..plots.bars import ranking_bars
+        """One point per model, best (lowest) on top; ``model_colors`` in table order or by name."""
+        from ..plots.intervals import interval_plot
 
         kind = "Normalized improvability" if self.params.get("normalized") else "Improvability"
-        return ranking_bars(self.table, "improvability", ax=ax, figsize=figsize,
-                            title=title or f"{kind} (lower is better)",
-                            xlabel=f"{kind.lower()} (%), mean over datasets",
-                            model_colors=model_colors)
+        return interval_plot(self.table, "improvability", ax=ax, figsize=figsize,
+                             title=title or f"{kind} (lower is better)",
+                             xlabel=f"{kind.lower()} (%), mean over datasets",
+                             model_colors=model_colors)
 
 
 def _check_errors(err: np.ndarray, raw: np.ndarray, rows: list[str], datasets: list[str],
