@@ -195,6 +195,8 @@ scores and timings are comparable split by split. The first part runs everywhere
 or the JupyterLite kernel). The WebGPU part needs the browser: it is guarded by
 `sys.platform == "emscripten"` and does nothing in CPython. In the browser it also needs
 WebGPU (`navigator.gpu`); without it `create_bridge` raises an error that says why.
+The last part reads a results CSV downloaded from the site's **WebGPU timing page**
+(`webgpu/index.html`, no Python needed) and compares it with the Python runner.
 """,
         [
             code('''from arenalite import datasets, runner, splits
@@ -239,6 +241,113 @@ kernel worker's location).
         bridge.destroy()
 else:
     print("CPython: the WebGPU part runs only in the JupyterLite kernel")'''),
+            md("""
+## Results from the WebGPU timing page
+
+The site's WebGPU timing page (`webgpu/index.html` at the site root; with
+`python build.py serve` it is <http://127.0.0.1:8000/webgpu/index.html>) runs the three
+models on your GPU with no Python at all, on the same persisted splits of the bundled
+datasets, and its **Download results CSV** button writes the Python runner's table with
+`runner=webgpu` and `device` = the adapter. In the browser the next cell prints a link to it.
+"""),
+            code('''if sys.platform == "emscripten":
+    import js
+    from IPython.display import HTML, display
+
+    page = f"{browser.site_root(str(js.location.href))}/webgpu/index.html"
+    display(HTML(f'<a href="{page}" target="_blank">Open the WebGPU timing page</a>'))
+else:
+    print("the page is webgpu/index.html in the built site (python build.py serve)")'''),
+            md("""
+Put the page's download (`arenalite_webgpu_results.csv`) next to this notebook to use your
+own numbers. Otherwise the notebook reads `webgpu_results_example.csv`, shipped with the
+site: a real download from the page (all four datasets, default models, 3 splits), made in
+headless Chromium on **SwiftShader**, a software WebGPU adapter (the `device` column says
+so), so its times are CPU times, not a GPU's.
+"""),
+            code('''from pathlib import Path
+
+import pandas as pd
+
+own = Path("arenalite_webgpu_results.csv")
+path = own if own.exists() else Path("webgpu_results_example.csv")
+web = pd.read_csv(path)
+print("read", path, "-", "your download" if path == own else "the shipped SwiftShader example")
+print(len(web), "rows; runner:", ", ".join(web["runner"].unique()), "; device:",
+      ", ".join(web["device"].unique()))
+web[["model", "dataset", "split_id", "score", "total_ms", "rows_per_s"]].head()'''),
+            md("It ranks on its own, each split a seed:"),
+            code('''arenalite.load_csv(path, seed="seed").elo_ranking(n_bootstrap=200, random_state=0).table'''),
+            md("""
+The Python runner on the same splits: the page's split files are `make_splits` of each
+bundled dataset (deterministic), and it runs whole repeats. The bridge takes
+`Float32Array` inputs, so the features are rounded to float32 here too for a like-for-like
+comparison. The models are the page's defaults; add `k` / `temperature` if you changed them.
+"""),
+            code('''import numpy as np
+
+
+def as_float32(name):
+    ds = datasets.load(name)
+    y = ds.y.astype(np.float32).astype(np.float64) if ds.task == "regression" else ds.y
+    return datasets.Dataset(name, ds.X.astype(np.float32).astype(np.float64), y, ds.task,
+                            ds.n_classes, ds.feature_names)
+
+
+def first_repeats(name, n_repeats):
+    ds = datasets.load(name)
+    persisted = splits.make_splits(ds.n_rows, ds.task, y=ds.y, dataset=name)
+    return {**persisted, "n_repeats": n_repeats,
+            "splits": [s for s in persisted["splits"] if s["repeat"] < n_repeats]}
+
+
+names = list(web["dataset"].unique())
+repeats = web.groupby("dataset")["repeat"].max() + 1
+page_models = {"knn": {"name": "knn", "k": 5}, "attention": {"name": "attention"},
+               "icl_transformer": {"name": "icl_transformer"}}
+python = runner.run({n: as_float32(n) for n in names},
+                    {n: first_repeats(n, int(repeats[n])) for n in names},
+                    [page_models[m] for m in web["model"].unique()], progress=False)
+len(python), len(web)'''),
+            md("""
+Scores agree within the parity tolerance of `docs/models.md` (1e-4; for regression on the
+target's own scale, so the RMSE difference is divided by the target's standard deviation):
+"""),
+            code('''both = web.merge(python, on=["model", "dataset", "split_id"],
+                 suffixes=("_webgpu", "_python"), validate="one_to_one")
+target_sd = {n: float(np.std(datasets.load(n).y)) if datasets.load(n).task == "regression"
+             else 1.0 for n in names}
+both["score_diff"] = ((both["score_webgpu"] - both["score_python"]).abs()
+                      / both["dataset"].map(target_sd))
+assert (both["score_diff"] < 1e-4).all(), both.loc[both["score_diff"].idxmax()]
+both.groupby(["model", "dataset"])["score_diff"].max().unstack()'''),
+            md("Time per test row (total inference time / test rows, median over splits), side by side:"),
+            code('''both_runners = pd.concat([web, python])
+both_runners["us_per_row"] = both_runners["total_ms"] * 1e3 / both_runners["n_test"]
+per_row = (both_runners.groupby(["model", "dataset", "runner"])["us_per_row"].median()
+           .unstack("runner"))
+per_row["webgpu / python"] = per_row["webgpu"] / per_row["python"]
+per_row.round(2)'''),
+            code('''from arenalite.plots.style import color, figure_and_axes
+
+devices = both_runners.groupby("runner")["device"].first()
+fig, ax = figure_and_axes(figsize=(8, 4.5))
+x = np.arange(len(per_row))
+for k, runner_name in enumerate(["python", "webgpu"]):
+    ax.bar(x + (k - 0.5) * 0.4, per_row[runner_name], width=0.4, color=color(k),
+           label=f"{runner_name}: {devices[runner_name]}")
+ax.set_xticks(x, [f"{m} / {d}" for m, d in per_row.index], rotation=60, ha="right", fontsize=8)
+ax.set_yscale("log")
+ax.set_ylabel("µs per test row (median over splits)")
+ax.set_title("Inference time per row: Python (numpy) vs WebGPU runner")
+ax.legend(fontsize=8)
+fig'''),
+            md("""
+Ranked together: give each runner's models their own names (the same model on two runners
+would otherwise be the same row twice) and load the concatenated table:
+"""),
+            code('''together = both_runners.assign(model=lambda d: d["model"] + " @ " + d["runner"])
+arenalite.load_df(together, seed="seed").elo_ranking(n_bootstrap=200, random_state=0).table'''),
         ]),
     "07_gate_protocol": notebook(
         "The benchmark-gate protocol, end to end",
