@@ -259,13 +259,14 @@ class IQMResult(Result):
     def plot(self, ax: Any = None, figsize: tuple[float, float] | None = None,
              title: str | None = None,
              model_colors: Sequence[str] | dict[str, str] | None = None) -> Any:
-        """Horizontal bars with 95 % interval whiskers, best model on top."""
-        from ..plots.bars import ranking_bars
+        """One point per model with its 95 % interval as whiskers, best model on top."""
+        from ..plots.intervals import interval_plot
 
-        return ranking_bars(self.table, "IQM", ci=("CI_low", "CI_high"), ax=ax, figsize=figsize,
-                            title=title or "IQM with 95 % stratified-bootstrap intervals",
-                            xlabel="IQM of normalized scores (1 = best)",
-                            model_colors=model_colors)
+        return interval_plot(self.table, "IQM", low="CI_low", high="CI_high", ax=ax,
+                             figsize=figsize,
+                             title=title or "IQM with 95 % stratified-bootstrap intervals",
+                             xlabel="IQM of normalized scores (1 = best)",
+                             model_colors=model_colors)
 
 
 def iqm_ranking(benchmark: Benchmark, n_bootstrap: int = 1000,
