@@ -220,6 +220,14 @@ def _verdicts(results: dict[str, Result]) -> list[tuple[str, str, str]]:
     return out
 
 
+#: the report's last line: where to time the in-context models (the site's WebGPU page; the
+#: relative link works for the site's report/report.html, the text says where it lives otherwise)
+WEBGPU_LINK = ('<p class="note">Time the in-context models on your own GPU with the site\'s '
+               '<a href="../webgpu/index.html">WebGPU timing page</a> (<code>webgpu/index.html'
+               '</code> of the site that <code>python build.py serve</code> builds); its results '
+               'CSV loads with <code>arenalite.load_csv(path, seed="seed")</code>.</p>')
+
+
 def write_report(benchmark: Benchmark, out: Path, run: Callable[[str], Result], *,
                  formats: Sequence[str] = ("png",), log: Callable[[str], None] = print,
                  source: str | None = None) -> Path:
@@ -255,7 +263,8 @@ def write_report(benchmark: Benchmark, out: Path, run: Callable[[str], Result], 
                             ) + "</nav>"
     page = (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}"
             f"</title><style>{STYLE}</style></head><body><h1>{html.escape(title)}</h1>{origin}"
-            f"{summary_html(benchmark, results, skipped)}{nav}{''.join(sections)}</body></html>")
+            f"{summary_html(benchmark, results, skipped)}{nav}{''.join(sections)}{WEBGPU_LINK}"
+            "</body></html>")
     path = out / "report.html"
     path.write_text(page, encoding="utf-8")
     return path
