@@ -522,8 +522,17 @@ def make_server(directory: Path, port: int,
     return SiteServer(("127.0.0.1", port), handler)
 
 
-def serve(site: Path, port: int) -> None:
-    with make_server(site, port) as server:
+def open_port(site: Path, port: int) -> http.server.ThreadingHTTPServer:
+    """Bind 127.0.0.1:``port`` for ``site`` now, so a busy port fails before a long build."""
+    try:
+        return make_server(site, port)
+    except OSError as error:
+        raise SystemExit(f"build: cannot serve on 127.0.0.1:{port} ({error.strerror}); "
+                         "pass --port N for another port (0 picks a free one)") from None
+
+
+def serve(server: http.server.ThreadingHTTPServer, site: Path) -> None:
+    with server:
         base = f"http://127.0.0.1:{server.server_address[1]}"
         print(f"[build] serving {site} on {base}/ (Ctrl-C stops)\n"
               f"[build]   JupyterLab: {base}/lab/index.html  REPL: {base}/repl/index.html\n"
@@ -539,7 +548,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("command", nargs="?", choices=["build", "serve", "fetch"],
                         default="build")
-    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--port", type=int, default=8000,
+                        help="port of `serve` on 127.0.0.1 (default 8000; 0 picks a free one)")
     parser.add_argument("--output", type=Path, default=SITE, help="site folder (_site)")
     parser.add_argument("--pyodide-dist", type=Path, default=None,
                         help="a full Pyodide distribution folder: vendor its packages too")
@@ -555,10 +565,11 @@ def main(argv: list[str] | None = None) -> None:
     if args.command == "fetch":
         fetch_all(cdn)
         return
+    server = open_port(args.output.resolve(), args.port) if args.command == "serve" else None
     out = build_site(args.output.resolve(), pyodide_dist=args.pyodide_dist,
                      offline=args.offline, n_bootstrap=args.n_bootstrap, cdn=cdn)
-    if args.command == "serve":
-        serve(out, args.port)
+    if server is not None:
+        serve(server, out)
 
 
 if __name__ == "__main__":

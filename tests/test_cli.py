@@ -327,3 +327,19 @@ def test_output_folder_is_created(tmp_path, seeded_csv):
     out = Path(tmp_path) / "a" / "b"
     assert main(["aggregate", str(seeded_csv), "--seed-col", "seed", *FIXED, "-o", str(out)]) == 0
     assert (out / "aggregate.csv").exists()
+
+
+def test_build_serve_checks_the_port_before_building():
+    """``python build.py serve`` on a busy port: one line naming --port, and no build."""
+    import socket
+
+    root = Path(__file__).resolve().parents[1]
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        run = subprocess.run([sys.executable, str(root / "build.py"), "serve", "--port",
+                              str(port)], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 1 and run.stdout == ""
+    assert run.stderr.startswith(f"build: cannot serve on 127.0.0.1:{port} (")
+    assert "pass --port N" in run.stderr and run.stderr.count("\n") == 1
