@@ -549,3 +549,19 @@ def test_record_spec_example_format():
 def test_bad_random_state_names_it(four_models):
     with pytest.raises(TypeError, match="random_state"):
         load(four_models).elo_ranking(n_bootstrap=5, random_state="seed")
+
+
+def test_prior_weight_rule():
+    # half a win and half a loss of the lightest battle per model, spread over M − 1 pairs
+    assert E.prior_weight(np.array([1 / 3, 1 / 6, 1 / 3]), 3) == pytest.approx(1 / 12)
+    assert E.prior_weight(np.array([]), 3) == pytest.approx(1 / 6)  # no battle: 1 / P
+
+
+def test_models_that_never_share_a_seed_all_rate_1000():
+    rows = [{"model": model, "dataset": f"D{d}", "seed": s + offset, "metric": "accuracy",
+             "score": 0.5 + 0.1 * offset}
+            for model, offset in (("A", 0), ("B", 3)) for d in range(2) for s in range(3)]
+    with pytest.warns(UserWarning, match="share few or no seed labels"):
+        res = load(pd.DataFrame(rows), seed="seed").elo_ranking(n_bootstrap=10, random_state=0)
+    assert np.allclose(res.table[["ELO", "CI_low", "CI_high"]].to_numpy(), 1000.0)
+    assert res.params["regularized"]

@@ -192,9 +192,11 @@ def strongly_connected(win: np.ndarray) -> np.ndarray:
 def prior_weight(weights: np.ndarray, m: int) -> float:
     """Per-pair weight of the tie prior: w_min / (M − 1), w_min the lightest battle weight.
 
-    Every model then gets half a win and half a loss of the lightest real battle.
+    Every model then gets half a win and half a loss of the lightest real battle. With
+    no battle at all, w_min is taken as 1 / P (a battle of a one-seed dataset).
     """
-    return float(weights.min()) / (m - 1)
+    lightest = weights.min() if weights.size else 2.0 / (m * (m - 1))
+    return float(lightest) / (m - 1)
 
 
 def tie_prior(m: int, weight: float) -> np.ndarray:
@@ -260,31 +262,43 @@ def _newton(win: np.ndarray, theta0: np.ndarray | None, tol: float,
     return theta, converged
 
 
-def _chord(win: np.ndarray, theta0: np.ndarray, tol: float,
-           max_iter: int) -> tuple[np.ndarray, np.ndarray]:
-    """Newton steps with one shared Hessian: the batch-mean Hessian at ``theta0``.
+def chord_inverse(win: np.ndarray, theta0: np.ndarray) -> np.ndarray:
+    """Inverse of the (regularized) negative Hessian of the log-likelihood of the (M, M)
+    win matrix ``win`` at ``theta0``: the shared step matrix of :func:`_chord`."""
+    m = win.shape[-1]
+    total = win + win.T
+    p0 = 0.5 * (1.0 + np.tanh(0.5 * (theta0[:, None] - theta0[None, :])))
+    h = total * p0 * (1.0 - p0)
+    lap = -h
+    lap[np.arange(m), np.arange(m)] = h.sum(axis=1)
+    return np.linalg.inv(lap + 1.0 / m)
 
-    Bootstrap replicates are small perturbations of the full data, so the Hessian at the
-    full-data MLE serves them all: it is inverted once and each iteration is a single
-    (B, M) @ (M, M) product instead of B linear solves. Replicates whose steps do not
+
+def _chord(win: np.ndarray, theta0: np.ndarray, tol: float, max_iter: int,
+           inverse: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Newton steps with one shared Hessian: by default the batch-mean Hessian at ``theta0``.
+
+    Bootstrap replicates are small perturbations of the full data, so one Hessian (the
+    full-data one, passed as ``inverse``, see :func:`chord_inverse`) serves them all: it
+    is inverted once and each iteration is a single (B, M) @ (M, M) product instead of B
+    linear solves. The expected scores use σ(θ_i − θ_j) = e_i / (e_i + e_j) with
+    e = exp(θ − max θ): no transcendental function per pair. Replicates whose steps do not
     shrink below ``tol`` within ``max_iter`` iterations are reported as not converged.
     """
     b, m, _ = win.shape
     total = win + np.swapaxes(win, 1, 2)
     wins = win.sum(axis=2)
-    p0 = 0.5 * (1.0 + np.tanh(0.5 * (theta0[:, None] - theta0[None, :])))
-    h = total.mean(axis=0) * p0 * (1.0 - p0)
-    lap = -h
-    lap[np.arange(m), np.arange(m)] = h.sum(axis=1)
-    inverse = np.linalg.inv(lap + 1.0 / m)
+    if inverse is None:
+        inverse = chord_inverse(win.mean(axis=0), theta0)
     theta = np.array(np.broadcast_to(theta0, (b, m)), dtype=float)
     active = np.arange(b)
     for _ in range(max_iter):
         if active.size == 0:
             break
         th = theta[active]
-        p = 0.5 * (1.0 + np.tanh(0.5 * (th[:, :, None] - th[:, None, :])))
-        grad = wins[active] - (total[active] * p).sum(axis=2)
+        e = np.exp(th - th.max(axis=1, keepdims=True))
+        share = total[active] / (e[:, :, None] + e[:, None, :])
+        grad = wins[active] - e * share.sum(axis=2)
         step = grad @ inverse
         step -= step.mean(axis=1, keepdims=True)
         theta[active] = th + step
@@ -296,12 +310,13 @@ def _chord(win: np.ndarray, theta0: np.ndarray, tol: float,
     return theta, converged
 
 
-def _solve_batch(win: np.ndarray, theta0: np.ndarray | None,
-                 prior: np.ndarray) -> tuple[np.ndarray, int]:
+def _solve_batch(win: np.ndarray, theta0: np.ndarray | None, prior: np.ndarray,
+                 inverse: np.ndarray | None = None) -> tuple[np.ndarray, int]:
     """Add ``prior`` to (only) the matrices that need it, then solve; returns (θ, n regularized).
 
     A matrix needs the prior when its graph is not strongly connected, or when Newton
-    does not converge on it (a nearly separated, numerically infinite MLE).
+    does not converge on it (a nearly separated, numerically infinite MLE). ``inverse``:
+    the chord step matrix shared by all replicates (:func:`chord_inverse`).
     """
     m = win.shape[-1]
     bad = ~strongly_connected(win)
@@ -311,7 +326,7 @@ def _solve_batch(win: np.ndarray, theta0: np.ndarray | None,
     if theta0 is None:
         theta, converged = _newton(win, None, 1e-9, 200)
     else:
-        theta, converged = _chord(win, theta0, 1e-9, 60)
+        theta, converged = _chord(win, theta0, 1e-9, 60, inverse)
         redo = ~converged
         if redo.any():
             start = np.broadcast_to(theta0, (int(redo.sum()), m))
@@ -619,8 +634,7 @@ class Tournament:
     def prior(self) -> np.ndarray:
         """The tie prior of the regularization rule (module doc), as an M × M matrix."""
         m = len(self.models)
-        lightest = self.weights.min() if self.weights.size else 1.0 / self.pairs.shape[1]
-        return tie_prior(m, float(lightest) / (m - 1))
+        return tie_prior(m, prior_weight(self.weights, m))
 
     def win_matrix(self) -> np.ndarray:
         return win_matrix(self.points, self.weights, self.pairs, len(self.models))
@@ -685,9 +699,14 @@ def bootstrap_abilities(t: Tournament, theta: np.ndarray, n_bootstrap: int,
     n_reg = 0
     done = 0
     prior = t.prior
+    full = t.win_matrix()
+    if not strongly_connected(full)[()]:
+        full = full + prior
+    inverse = chord_inverse(full, theta)  # the full-data Hessian, inverted once
     with Progress(n_bootstrap, "Elo bootstrap") as bar:
         for won, lost in pair_sums:
-            th, n_bad = _solve_batch(pair_sums_to_matrix(won, lost, t.pairs, m), theta, prior)
+            th, n_bad = _solve_batch(pair_sums_to_matrix(won, lost, t.pairs, m), theta, prior,
+                                     inverse)
             reps[done:done + len(th)] = th
             n_reg += n_bad
             done += len(th)
