@@ -113,7 +113,7 @@ def test_errors(bench: arenalite.Benchmark) -> None:
         bench.bayesian_comparison(pairs=["m1", "m2"])
     with pytest.raises(ValueError, match="rope must be a finite number ≥ 0 .* got -0.1"):
         bench.bayesian_comparison(rope=-0.1)
-    with pytest.raises(TypeError, match="rope must be a non-negative number"):
+    with pytest.raises(TypeError, match="rope must be a number"):
         bench.bayesian_comparison(rope="0.01")
     with pytest.raises(ValueError, match="at least 2 models, got 1"):
         bench.select_models("m0").bayesian_comparison()

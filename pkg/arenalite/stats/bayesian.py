@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from ..params import check_int, check_model, check_number, check_shape
 from ..progress import Progress
 from ..results import Result
-from .checks import check_model, check_positive_int, check_shape
 
 if TYPE_CHECKING:
     from ..benchmark import Benchmark
@@ -153,8 +153,8 @@ def bayesian_comparison(benchmark: Benchmark, rope: float = 0.01, reference: str
     the half-width of the region of practical equivalence on the normalized scale
     (0.01 = 1 % of the normalization range). Reproducible with ``random_state``.
     """
-    rope = _check_rope(rope)
-    n_samples = check_positive_int(n_samples, "n_samples")
+    rope = check_number(rope, "rope", low=0.0, units=" (normalized scale)")
+    n_samples = check_int(n_samples, "n_samples")
     check_shape(benchmark, "bayesian_comparison")
     chosen = _pairs(benchmark, reference, pairs)
     scores = benchmark.scores_
@@ -173,14 +173,6 @@ def bayesian_comparison(benchmark: Benchmark, rope: float = 0.01, reference: str
     })
     return BayesianResult(table, rope=rope, reference=reference, models=list(scores.index),
                           n_samples=n_samples, random_state=random_state)
-
-
-def _check_rope(rope: Any) -> float:
-    if isinstance(rope, bool) or not isinstance(rope, (int, float, np.integer, np.floating)):
-        raise TypeError(f"rope must be a non-negative number, got {rope!r}")
-    if not np.isfinite(rope) or rope < 0:
-        raise ValueError(f"rope must be a finite number ≥ 0 (normalized scale), got {rope!r}")
-    return float(rope)
 
 
 def _pairs(benchmark: Benchmark, reference: str | None, pairs: Any) -> list[tuple[str, str]]:

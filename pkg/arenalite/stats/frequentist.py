@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from ..params import check_alpha, check_model, check_shape
 from ..results import Result
-from .checks import check_alpha, check_model, check_shape
 from .friedman import cliques, critical_difference, friedman_test, nemenyi_pvalues, rank_matrix
 from .wilcoxon import holm, signed_rank_test
 

@@ -52,8 +52,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from ..params import check_alpha, check_model, check_number, check_shape
 from ..results import Result
-from .checks import check_alpha, check_model, check_shape
 from .wilcoxon import min_attainable_p, signed_rank_test
 
 if TYPE_CHECKING:
@@ -257,7 +257,7 @@ def _margins(margin: Any, metrics: list[str]) -> dict[str, float]:
             raise ValueError(f"margin names metrics {extra!r} that no dataset uses; "
                              f"metrics are {metrics!r}")
     else:
-        value = _check_margin(margin, "margin")
+        value = check_number(margin, "margin", low=0.0)
         if len(metrics) > 1:
             warnings.warn(f"margin={value!r} is applied to every metric {metrics!r} in its own "
                           "raw units; pass a {metric: margin} dict to set one per metric",
@@ -267,7 +267,7 @@ def _margins(margin: Any, metrics: list[str]) -> dict[str, float]:
     for metric in metrics:
         key = metric.lower()
         if key in given:
-            out[metric] = _check_margin(given[key], f"margin[{metric!r}]")
+            out[metric] = check_number(given[key], f"margin[{metric!r}]", low=0.0)
         elif key in DEFAULT_MARGINS:
             out[metric] = DEFAULT_MARGINS[key]
         else:
@@ -277,10 +277,3 @@ def _margins(margin: Any, metrics: list[str]) -> dict[str, float]:
                              "raw units (the smallest loss you would accept as negligible)")
     return out
 
-
-def _check_margin(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a number ≥ 0 in the metric's units, got {value!r}")
-    if not np.isfinite(value) or value < 0:
-        raise ValueError(f"{name} must be a finite number ≥ 0, got {float(value)!r}")
-    return float(value)

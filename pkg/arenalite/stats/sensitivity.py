@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from ..params import check_choice, check_int, check_number
 from ..rankings.aggregate import trim_mean
 from ..results import Result
-from .checks import check_positive_int
 from .friedman import rank_matrix
 
 if TYPE_CHECKING:
@@ -139,11 +139,9 @@ def rank_sensitivity(group: BenchmarkGroup, condition_a: Any = None, condition_b
     Without conditions, every pair of the group's conditions is compared (one row
     each). Both conditions must hold the same models.
     """
-    if agg not in AGGS:
-        raise ValueError(f"agg must be one of {AGGS}, got {agg!r}")
-    n_bootstrap = check_positive_int(n_bootstrap, "n_bootstrap")
-    if not isinstance(confidence, (int, float)) or not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must lie strictly between 0 and 1, got {confidence!r}")
+    check_choice(agg, "agg", AGGS)
+    n_bootstrap = check_int(n_bootstrap, "n_bootstrap")
+    check_number(confidence, "confidence", low=0.0, high=1.0, low_open=True, high_open=True)
     pairs = _condition_pairs(group, condition_a, condition_b)
     models = _common_models(group, pairs)
     if len(models) < 2:

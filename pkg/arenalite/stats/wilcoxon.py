@@ -19,6 +19,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..params import check_choice
+
 ALTERNATIVES = ("two-sided", "greater", "less")
 _EXACT_MAX_N = 50
 _PERMUTATION_MAX_N = 13
@@ -42,8 +44,7 @@ def signed_rank_test(d: np.ndarray, alternative: str = "two-sided") -> SignedRan
     """
     from scipy.stats import norm, rankdata
 
-    if alternative not in ALTERNATIVES:
-        raise ValueError(f"alternative must be one of {ALTERNATIVES}, got {alternative!r}")
+    check_choice(alternative, "alternative", ALTERNATIVES)
     d = np.asarray(d, dtype=float)
     if d.ndim != 1 or d.size == 0:
         raise ValueError(f"differences must be a non-empty 1-D array, got shape {d.shape}")
