@@ -19,6 +19,7 @@ import pandas as pd
 
 from .benchmark import Benchmark, BenchmarkGroup
 from .normalize import normalize
+from .params import check_bool
 from .registry import DIRECTIONS, get_metric
 
 
@@ -58,8 +59,7 @@ def load_df(
     if not isinstance(df, pd.DataFrame):
         raise TypeError(f"df must be a pandas DataFrame, got {type(df).__name__}; "
                         "use load_csv(path) to read a file")
-    if not isinstance(drop_incomplete, (bool, np.bool_)):
-        raise TypeError(f"drop_incomplete must be True or False, got {drop_incomplete!r}")
+    check_bool(drop_incomplete, "drop_incomplete")
     for option, value in (("metric_type_bounds", metric_type_bounds),
                           ("metric_direction", metric_direction)):
         if value is not None and not isinstance(value, Mapping):

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .params import check_number
 from .registry import get_metric
 
 
@@ -145,24 +146,14 @@ def _resolve_reference(
         if missing:
             raise ValueError(f"{option} has no value for dataset(s) {missing!r}; "
                              f"it gives values for {sorted(given)!r}")
-        return pd.Series({d: finite_number(given[d], option, d) for d in datasets}, dtype=float)
+        return pd.Series({d: check_number(given[d], f"{option} for dataset {d!r}")
+                          for d in datasets}, dtype=float)
     if isinstance(ref, str):
         return _model_scores(ref, option, datasets, raw_mean)
     if isinstance(ref, (int, float, np.number, bool, np.bool_)):
-        return pd.Series(finite_number(ref, option, None), index=datasets, dtype=float)
+        return pd.Series(check_number(ref, option), index=datasets, dtype=float)
     raise TypeError(f"{option} must be a number, a model name or a {{dataset: value}} dict, "
                     f"got {type(ref).__name__} {ref!r}")
-
-
-def finite_number(value: Any, option: str, dataset: str | None) -> float:
-    """``value`` as a float; TypeError unless a (non-bool) number, ValueError unless finite."""
-    where = f" for dataset {dataset!r}" if dataset is not None else ""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
-        raise TypeError(f"{option}{where} must be a number, got {type(value).__name__} {value!r}")
-    number = float(value)
-    if not math.isfinite(number):
-        raise ValueError(f"{option}{where} must be finite, got {value!r}")
-    return number
 
 
 def _model_scores(model: str, option: str, datasets: pd.Index, raw_mean: pd.Series) -> pd.Series:
@@ -195,7 +186,7 @@ def _bounds_from_metric_types(
                 raise TypeError(f"{option} must be a (low, high) pair, got {pair!r}")
             low[ds], high[ds] = (
                 float(_model_scores(v, f"{option} {end}", pd.Index([ds]), raw_mean).iloc[0])
-                if isinstance(v, str) else finite_number(v, f"{option} {end}", ds)
+                if isinstance(v, str) else check_number(v, f"{option} {end} for dataset {ds!r}")
                 for end, v in zip(("low", "high"), pair, strict=True)
             )
             fixed[ds] = {end: _is_number(v) for end, v in zip(("low", "high"), pair, strict=True)}

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from ..params import check_choice
 from ..results import Result
 
 if TYPE_CHECKING:
@@ -41,8 +42,7 @@ def trim_mean(x: np.ndarray, proportion: float = 0.25, axis: int = -1) -> np.nda
 
 def aggregate_scores(matrix: np.ndarray, agg: str = "trimmed_mean") -> np.ndarray:
     """Row-wise aggregate of a models × datasets matrix (no missing values)."""
-    if agg not in AGGREGATES:
-        raise ValueError(f"agg must be one of {AGGREGATES!r}, got {agg!r}")
+    check_choice(agg, "agg", AGGREGATES)
     matrix = np.asarray(matrix, dtype=float)
     if matrix.ndim != 2 or matrix.shape[1] == 0:
         raise ValueError(f"need a models × datasets matrix with at least one dataset, "

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ..normalize import finite_number
+from ..params import check_bool, check_number
 from ..registry import get_metric
 from ..results import Result
 
@@ -141,7 +141,7 @@ def _dummy_scores(benchmark: Benchmark, dummy: Any, datasets: list[str]) -> np.n
         missing = [d for d in datasets if d not in dummy]
         if missing:
             raise ValueError(f"dummy has no anchor value for dataset(s) {missing!r}")
-        return np.array([finite_number(dummy[d], f"dummy[{d!r}]", None) for d in datasets])
+        return np.array([check_number(dummy[d], f"dummy[{d!r}]") for d in datasets])
     if dummy is not None:
         raise TypeError(f"dummy must be a model name, a {{dataset: value}} dict or None, "
                         f"got {type(dummy).__name__} {dummy!r}")
@@ -167,8 +167,7 @@ def improvability_ranking(
     dummy: str | dict[str, float] | None = None,
 ) -> ImprovabilityResult:
     """Mean improvability per model, ascending (see the module doc for both variants)."""
-    if not isinstance(normalized, (bool, np.bool_)):
-        raise TypeError(f"normalized must be True or False, got {normalized!r}")
+    check_bool(normalized, "normalized")
     if dummy is not None and not normalized:
         raise ValueError(f"dummy={dummy!r} is only used with normalized=True")
     datasets = benchmark.datasets_

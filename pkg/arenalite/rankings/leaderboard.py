@@ -31,8 +31,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
 
-from ..normalize import finite_number
-from ..params import check_n_bootstrap, make_rng
+from ..params import check_n_bootstrap, check_number, make_rng
 from ..results import Result
 from . import elo as E
 from .normalized_error import error_matrix, normalized_errors
@@ -124,7 +123,7 @@ def leaderboard(
     :func:`.elo.elo_ranking`); ``n_bootstrap=0`` gives the points with zero-width bars.
     """
     n_bootstrap = check_n_bootstrap(n_bootstrap, minimum=0)
-    calibration_elo = finite_number(calibration_elo, "calibration_elo", None)
+    calibration_elo = check_number(calibration_elo, "calibration_elo")
     models, datasets = benchmark.models_, benchmark.datasets_
     E.check_models(models, calibration_model)
     scheme, draw = E.check_resampling(resampling)
