@@ -58,7 +58,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ..params import check_n_bootstrap, make_rng
+from ..params import check_n_bootstrap, check_number, make_rng
 from ..progress import Progress
 from ..results import Result
 
@@ -579,11 +579,7 @@ def _check_params(n_bootstrap: Any, tie_threshold: Any) -> tuple[int, float]:
     n_bootstrap = check_n_bootstrap(n_bootstrap, minimum=0)
     if tie_threshold is None:
         return n_bootstrap, 0.0
-    if isinstance(tie_threshold, bool) or not isinstance(tie_threshold, (int, float, np.number)):
-        raise TypeError(f"tie_threshold must be a number or None, got {tie_threshold!r}")
-    if not (math.isfinite(tie_threshold) and tie_threshold >= 0):
-        raise ValueError(f"tie_threshold must be finite and >= 0, got {tie_threshold!r}")
-    return n_bootstrap, float(tie_threshold)
+    return n_bootstrap, check_number(tie_threshold, "tie_threshold", low=0.0)
 
 
 def check_models(models: list[str], calibration_model: Any) -> None:
