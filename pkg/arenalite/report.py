@@ -48,9 +48,10 @@ STYLE = """
 body{font-family:system-ui,sans-serif;max-width:1000px;margin:2em auto;padding:0 1em;
 color:#222;line-height:1.45}
 h1{font-size:1.6em}h2{margin-top:2em;border-bottom:1px solid #ddd;padding-bottom:.2em}
-table{border-collapse:collapse;margin:.8em 0;font-size:.92em}
+table{border-collapse:collapse;margin:.8em 0;font-size:.92em;display:block;max-width:100%;
+overflow-x:auto}
 th,td{border:1px solid #d6d6d6;padding:3px 9px}th{background:#f3f3f3}
-.text{text-align:left}.num{text-align:right;font-variant-numeric:tabular-nums}
+.text{text-align:left;white-space:nowrap}.num{text-align:right;font-variant-numeric:tabular-nums}
 img{max-width:100%;height:auto}.note{color:#555;font-size:.92em}
 nav a{margin-right:.9em}
 """
