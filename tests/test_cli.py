@@ -329,6 +329,8 @@ def test_output_folder_is_created(tmp_path, seeded_csv):
     assert (out / "aggregate.csv").exists()
 
 
+@pytest.mark.needs_sockets
+@pytest.mark.needs_processes
 def test_build_serve_checks_the_port_before_building():
     """``python build.py serve`` on a busy port: one line naming --port, and no build."""
     import socket

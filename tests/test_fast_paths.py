@@ -37,7 +37,8 @@ def reference_iqms(cube: np.ndarray, patterns: np.ndarray) -> np.ndarray:
     for b in range(patterns.shape[0]):
         for i in range(m):
             drawn = counts[patterns[b, i * d:(i + 1) * d]].ravel()
-            out[b, i] = stats.trim_mean(np.repeat(cube[i].ravel(), drawn), 0.25)
+            # np.repeat takes intp counts: int32 on wasm32, where int64 does not cast safely
+            out[b, i] = stats.trim_mean(np.repeat(cube[i].ravel(), drawn.astype(np.intp)), 0.25)
     return out
 
 
