@@ -452,7 +452,7 @@ def test_improvability_tutorial_three_views():
     fig = result.plot(figsize=(6, 3), title="Mean improvability (lower is closer to the best)",
                       model_colors=palette)
     assert isinstance(fig, Figure)
-    faces = [p.get_facecolor()[:3] for p in fig.axes[0].containers[-1].patches]
+    faces = [tuple(c[:3]) for c in fig.axes[0].collections[-1].get_facecolors()]  # one point
     assert faces[0] == pytest.approx(matplotlib_rgb(palette[table["model"].iloc[0]]))
     per = result.per_dataset[result.per_dataset["model"].isin(
         ["Specialist-X", "Steady", "Sprinter"])].round(3)
