@@ -4,8 +4,9 @@
 ``pyodide``) into ``lite/static/pyodide/`` with the pure-Python wheels the kernel needs to
 boot (from PyPI, ``pyodide-lock.json`` patched to their file names and sha256), puts the
 arenalite wheel in the piplite index (``%pip install arenalite`` in the kernel), runs
-``jupyter lite build`` into ``_site/`` and adds the demo report (``_site/report/``) and
-the WebGPU bridge (``_site/webgpu_bridge/``).
+``jupyter lite build`` into ``_site/`` and adds the demo report (``_site/report/``),
+the WebGPU bridge (``_site/webgpu_bridge/``), the WebGPU timing page with the bundled
+datasets and their persisted splits (``_site/webgpu/``) and a front page linking them all.
 Numeric packages (numpy, pandas, matplotlib, scipy and their lock-file dependencies) are
 downloaded once from the Pyodide CDN (``--pyodide-cdn``), checked against the lock's sha256
 and vendored too, so one online build gives a fully offline site; ``--pyodide-dist DIR`` (a
@@ -432,6 +433,13 @@ def copy_bridge(out: Path) -> None:
                     out / "webgpu_bridge" / "weights")
 
 
+def copy_landing(out: Path) -> None:
+    """The site's front page (``lite/landing.html``): links to the notebooks, the WebGPU
+    page, the report and the REPL. It replaces JupyterLite's root page, which only redirects
+    to ``lab/``, and keeps its empty ``#jupyter-config-data`` (the apps read it)."""
+    shutil.copy2(LITE / "landing.html", out / "index.html")
+
+
 def copy_webgpu_page(out: Path) -> None:
     """The WebGPU timing page (``webgpu_bridge/page/``, no Python) into ``out/webgpu/``, with
     the bundled datasets and their persisted splits (``arenalite.splits``, the same JSON the
@@ -481,6 +489,7 @@ def build_site(out: Path = SITE, *, pyodide_dist: Path | None = None, offline: b
     build_report(out / "report", n_bootstrap)
     copy_bridge(out)
     copy_webgpu_page(out)
+    copy_landing(out)
     n_files, n_bytes = site_size(out)
     step(f"site ready in {out} ({n_files} files, {n_bytes / 2**20:.1f} MiB, "
          f"{time.perf_counter() - start:.1f}s)")

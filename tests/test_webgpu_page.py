@@ -45,6 +45,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("webgpu-site")
     build.copy_bridge(out)
     build.copy_webgpu_page(out)
+    build.copy_landing(out)
     return out
 
 
@@ -71,6 +72,35 @@ def test_build_exports_every_bundled_dataset_with_its_persisted_splits(site: Pat
         np.testing.assert_array_equal(exported["y"], ds.y)
     for name in ("index.html", "app.js", "summary.js", "chart.js", "style.css"):
         assert (site / "webgpu" / name).is_file(), name
+
+
+def test_page_is_linked_from_the_landing_page_notebook_06_and_the_report(site: Path) -> None:
+    from html.parser import HTMLParser
+
+    class Links(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.hrefs: list[str] = []
+            self.config: list[dict] = []
+
+        def handle_starttag(self, tag: str, attrs: list) -> None:
+            a = dict(attrs)
+            if tag == "a":
+                self.hrefs.append(a["href"])
+            if a.get("id") == "jupyter-config-data":
+                self.config.append(a)
+
+    landing = Links()
+    landing.feed((site / "index.html").read_text())
+    assert {"lab/index.html", "webgpu/index.html", "report/report.html"} <= set(landing.hrefs)
+    # JupyterLite's apps read the root page's configuration element: it must stay
+    assert landing.config == [{"id": "jupyter-config-data", "type": "application/json",
+                               "data-jupyter-lite-root": "."}]
+    notebook = (ROOT / "content" / "06_splits_and_webgpu.ipynb").read_text()
+    assert "webgpu/index.html" in notebook
+    from arenalite.report import WEBGPU_LINK
+
+    assert 'href="../webgpu/index.html"' in WEBGPU_LINK   # report/report.html → webgpu/
 
 
 def python_results(site: Path) -> pd.DataFrame:
@@ -141,20 +171,34 @@ def test_page_runs_models_and_downloads_the_runner_table(site: Path, served: str
     assert len(ranked.table) == 2 * len(MODELS)
 
 
+def unavailable_page(browser, url: str, init_script: str | None = None) -> dict:
+    """Open the page in a browser without WebGPU; what it shows, and how fast."""
+    page = browser.context.new_page()
+    if init_script:
+        page.add_init_script(init_script)
+    start = time.monotonic()
+    page.goto(url + "/webgpu/index.html")
+    page.wait_for_selector("body[data-state=unavailable]", timeout=20_000)
+    shown = {"seconds": time.monotonic() - start, "reason": page.inner_text("#no-webgpu-reason"),
+             "advice": page.inner_text("#no-webgpu"), "run_disabled": page.is_disabled("#run"),
+             "listed": page.locator("#dataset-rows input[type=checkbox]").count()}
+    page.close()
+    return shown
+
+
 @pytest.mark.browser
 def test_page_without_webgpu_says_why_and_what_to_try(served: str) -> None:
+    """Chromium without --enable-unsafe-webgpu here has navigator.gpu but no adapter; a
+    browser with no navigator.gpu at all is imitated by deleting it before the page loads."""
     with playwright_session() as p, chromium(p, served, webgpu=False) as browser:
-        page = browser.context.new_page()
-        start = time.monotonic()
-        page.goto(served + "/webgpu/index.html")
-        page.wait_for_selector("body[data-state=unavailable]", timeout=20_000)
-        seconds = time.monotonic() - start
-        reason = page.inner_text("#no-webgpu-reason")
-        advice = page.inner_text("#no-webgpu")
-        run_disabled = page.is_disabled("#run")
-        listed = page.locator("#dataset-rows input[type=checkbox]").count()
+        no_adapter = unavailable_page(browser, served)
+        no_api = unavailable_page(browser, served, "delete Navigator.prototype.gpu;")
         blocked = list(browser.blocked)
-    assert seconds < 20
-    assert "WebGPU is not available" in reason and "navigator.gpu" in reason, reason
-    assert "--enable-unsafe-webgpu" in advice
-    assert run_disabled and listed == len(datasets.names()) and blocked == []
+    assert "no adapter" in no_adapter["reason"], no_adapter["reason"]
+    assert "navigator.gpu is undefined" in no_api["reason"], no_api["reason"]
+    for shown in (no_adapter, no_api):
+        assert shown["seconds"] < 20
+        assert shown["reason"].startswith("WebGPU is not available")
+        assert "--enable-unsafe-webgpu" in shown["advice"]
+        assert shown["run_disabled"] and shown["listed"] == len(datasets.names())
+    assert blocked == []
