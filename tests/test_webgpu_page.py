@@ -202,3 +202,31 @@ def test_page_without_webgpu_says_why_and_what_to_try(served: str) -> None:
         assert "--enable-unsafe-webgpu" in shown["advice"]
         assert shown["run_disabled"] and shown["listed"] == len(datasets.names())
     assert blocked == []
+
+
+# Keeps the page's GPUDevice reachable so that a test can destroy it (a lost device).
+KEEP_DEVICE = """const request = GPUAdapter.prototype.requestDevice;
+GPUAdapter.prototype.requestDevice = async function (...args) {
+  window.testDevice = await request.apply(this, args);
+  return window.testDevice;
+};"""
+
+
+@pytest.mark.browser
+def test_lost_device_stops_the_run_with_a_message_and_never_hangs(served: str) -> None:
+    with playwright_session() as p, chromium(p, served, webgpu=True) as browser:
+        page = browser.context.new_page()
+        page.set_default_timeout(60_000)
+        page.add_init_script(KEEP_DEVICE)
+        page.goto(served + "/webgpu/index.html")
+        page.wait_for_selector("body[data-state=ready]")
+        page.get_by_role("button", name="Run").click()
+        page.wait_for_function("document.querySelector('#progress progress')?.value >= 1")
+        page.evaluate("window.testDevice.destroy()")
+        page.wait_for_selector("body[data-state=failed]", timeout=30_000)
+        status = page.inner_text("#status")
+        reason = page.inner_text("#no-webgpu-reason")
+        run_disabled = page.is_disabled("#run")
+    assert "The run stopped" in status and "lost" in status, status
+    assert reason.startswith("the GPU device was lost (destroyed"), reason
+    assert run_disabled

@@ -55,6 +55,7 @@ async function connect() {
   state.bridge.device.lost.then((info) => {
     state.lost = info;
     showNoWebGpu(`the GPU device was lost (${info.reason ?? "unknown"}: ${info.message || "no message"})`);
+    document.body.dataset.state = "lost";
   });
   showAdapter(state.bridge.adapterInfo);
   $("run").disabled = state.catalogue.length === 0;
