@@ -13,7 +13,7 @@ import pytest
 from PIL import Image
 
 from arenalite.cli import build_parser, flag_message, main, read_config
-from arenalite.report import csv_safe, format_column
+from arenalite.report import csv_safe, format_column, html_table
 
 FIXED = ["--norm-ref-low", "0", "--norm-ref-high", "1"]
 
@@ -282,7 +282,7 @@ def test_report_writes_self_contained_html(tmp_path, seeded_csv):
     assert "Best model by method" in page
     assert '<a href="profiles.csv">profiles.csv</a>' in page
     assert "e-16" not in page and "e-17" not in page
-    assert '<td class="text">A</td>' in page
+    assert '<td class="text" style="text-align:left">A</td>' in page
 
 
 def test_parse_model_options():
@@ -345,3 +345,13 @@ def test_build_serve_checks_the_port_before_building():
     assert run.returncode == 1 and run.stdout == ""
     assert run.stderr.startswith(f"build: cannot serve on 127.0.0.1:{port} (")
     assert "pass --port N" in run.stderr and run.stderr.count("\n") == 1
+
+
+def test_results_show_in_notebooks_like_the_report(four_models):
+    import arenalite
+
+    bench = arenalite.load_df(four_models, norm_ref_low=0.0, norm_ref_high=1.0)
+    page = bench.performance_profiles()._repr_html_()
+    assert '<th class="text" style="text-align:left">model</th>' in page
+    long_table = html_table(pd.DataFrame({"model": [f"m{i}" for i in range(50)]}))
+    assert "First 40 of 50 rows; the full table is <code>.table</code>" in long_table

@@ -134,22 +134,28 @@ def _format_number(value: float, decimals: int, is_zero: bool) -> str:
 
 
 def html_table(table: pd.DataFrame, csv_name: str | None = None, max_rows: int = MAX_ROWS) -> str:
-    """``table`` as HTML: text left, numbers right; over ``max_rows`` rows, a link to the CSV."""
+    """``table`` as HTML: text left, numbers right; over ``max_rows`` rows, the first ones and
+    a pointer to the full table (the CSV file ``csv_name``, or else ``.table``)."""
     shown = table.head(max_rows)
     classes = ["num" if pd.api.types.is_numeric_dtype(shown[c].dtype)
                and not pd.api.types.is_bool_dtype(shown[c].dtype) else "text"
                for c in shown.columns]
-    head = "".join(f'<th class="{k}">{html.escape(str(c))}</th>'
-                   for c, k in zip(shown.columns, classes, strict=True))
+    # the class styles the report; the inline alignment also holds in a notebook
+    attrs = [f'class="{k}" style="text-align:{"right" if k == "num" else "left"}"'
+             for k in classes]
+    head = "".join(f"<th {a}>{html.escape(str(c))}</th>"
+                   for c, a in zip(shown.columns, attrs, strict=True))
     cells = [format_column(shown[c]) for c in shown.columns]
     rows = "".join(
-        "<tr>" + "".join(f'<td class="{k}">{html.escape(column[i])}</td>'
-                         for column, k in zip(cells, classes, strict=True)) + "</tr>"
+        "<tr>" + "".join(f"<td {a}>{html.escape(column[i])}</td>"
+                         for column, a in zip(cells, attrs, strict=True)) + "</tr>"
         for i in range(len(shown)))
     note = ""
-    if len(table) > len(shown) and csv_name:
+    if len(table) > len(shown):
+        where = (f'<a href="{html.escape(csv_name)}">{html.escape(csv_name)}</a>' if csv_name
+                 else "<code>.table</code>")
         note = (f'<p class="note">First {len(shown)} of {len(table)} rows; the full table is '
-                f'<a href="{html.escape(csv_name)}">{html.escape(csv_name)}</a>.</p>')
+                f"{where}.</p>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>{note}"
 
 
@@ -164,11 +170,14 @@ def report_table(name: str, result: Result) -> tuple[pd.DataFrame, str]:
 
 
 def figure_html(figure: Any, name: str) -> str:
-    """The figure as an embedded PNG (the page stays one self-contained file)."""
+    """The figure as an embedded PNG (the page stays one self-contained file), shown at its
+    size in inches (96 CSS px each) so its text matches the page's at any figure size."""
     buffer = io.BytesIO()
     figure.savefig(buffer, dpi=DPI, format="png")
     encoded = base64.b64encode(buffer.getvalue()).decode("ascii")
-    return f'<img alt="{html.escape(name)} figure" src="data:image/png;base64,{encoded}">'
+    width = round(figure.get_figwidth() * 96)
+    return (f'<img alt="{html.escape(name)} figure" width="{width}" '
+            f'src="data:image/png;base64,{encoded}">')
 
 
 def summary_html(benchmark: Benchmark, results: dict[str, Result],

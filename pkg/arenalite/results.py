@@ -36,4 +36,7 @@ class Result:
         return f"{type(self).__name__}\n{self.table.to_string(index=False)}"
 
     def _repr_html_(self) -> str:
-        return f"<b>{type(self).__name__}</b>" + self.table.to_html(index=False)
+        """The table as in the HTML report: names left, numbers right at a readable precision."""
+        from .report import html_table
+
+        return f"<b>{type(self).__name__}</b>" + html_table(self.table)
