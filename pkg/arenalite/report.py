@@ -159,23 +159,23 @@ def html_table(table: pd.DataFrame, csv_name: str | None = None, max_rows: int =
     return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>{note}"
 
 
-def report_table(name: str, result: Result) -> tuple[pd.DataFrame, str]:
-    """The table a section shows, and a sentence introducing it."""
+def report_table(name: str, result: Result) -> tuple[pd.DataFrame, str, str]:
+    """The table a section shows, a sentence introducing it, and its CSV file's name."""
     if name == "profiles":
         aup = result.aup.rename("AUP").reset_index()
         return aup, (f"Area under each model's profile (log10 τ axis, higher is better). The "
                      f"exact step function ({len(result.table)} rows) is "
-                     f'<a href="{name}.csv">{name}.csv</a>.')
-    return result.table, ""
+                     f'<a href="{name}.csv">{name}.csv</a>.'), f"{name}_aup.csv"
+    return result.table, "", f"{name}.csv"
 
 
 def figure_html(figure: Any, name: str) -> str:
     """The figure as an embedded PNG (the page stays one self-contained file), shown at its
-    size in inches (96 CSS px each) so its text matches the page's at any figure size."""
+    size in inches (120 CSS px each) so its text stays near the page's at any figure size."""
     buffer = io.BytesIO()
     figure.savefig(buffer, dpi=DPI, format="png")
     encoded = base64.b64encode(buffer.getvalue()).decode("ascii")
-    width = round(figure.get_figwidth() * 96)
+    width = round(figure.get_figwidth() * 120)
     return (f'<img alt="{html.escape(name)} figure" width="{width}" '
             f'src="data:image/png;base64,{encoded}">')
 
@@ -262,10 +262,12 @@ def write_report(benchmark: Benchmark, out: Path, run: Callable[[str], Result], 
         results[name] = result
         paths, figure = write_outputs(result, name, out, formats)
         log(f"{name}: wrote " + ", ".join(p.name for p in paths))
-        table, intro = report_table(name, result)
+        table, intro, csv_name = report_table(name, result)
+        if table is not result.table:
+            write_table(table, out / csv_name)
         image = figure_html(figure, name) if figure is not None else ""
         intro_html = f'<p class="note">{intro}</p>' if intro else ""
-        sections.append(f"{anchor}{image}{intro_html}{html_table(table, f'{name}.csv')}")
+        sections.append(f"{anchor}{image}{intro_html}{html_table(table, csv_name)}")
     size = f"{len(benchmark.models_)} models × {len(benchmark.datasets_)} datasets"
     title = f"arenalite report: {size}"
     origin = f'<p class="note">Results: {html.escape(source)}</p>' if source else ""
