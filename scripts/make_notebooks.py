@@ -277,7 +277,8 @@ print(len(web), "rows; runner:", ", ".join(web["runner"].unique()), "; device:",
       ", ".join(web["device"].unique()))
 web[["model", "dataset", "split_id", "score", "total_ms", "rows_per_s"]].head()'''),
             md("It ranks on its own, each split a seed:"),
-            code('''arenalite.load_csv(path, seed="seed").elo_ranking(n_bootstrap=200, random_state=0).table'''),
+            code('''ranked_alone = arenalite.load_csv(path, seed="seed")
+ranked_alone.elo_ranking(n_bootstrap=200, random_state=0).table'''),
             md("""
 The Python runner on the same splits: the page's split files are `make_splits` of each
 bundled dataset (deterministic), and it runs whole repeats. The bridge takes
@@ -321,7 +322,7 @@ both["score_diff"] = ((both["score_webgpu"] - both["score_python"]).abs()
                       / both["dataset"].map(target_sd))
 assert (both["score_diff"] < 1e-4).all(), both.loc[both["score_diff"].idxmax()]
 both.groupby(["model", "dataset"])["score_diff"].max().unstack()'''),
-            md("Time per test row (total inference time / test rows, median over splits), side by side:"),
+            md("Time per test row (total time / test rows, median over splits), side by side:"),
             code('''both_runners = pd.concat([web, python])
 both_runners["us_per_row"] = both_runners["total_ms"] * 1e3 / both_runners["n_test"]
 per_row = (both_runners.groupby(["model", "dataset", "runner"])["us_per_row"].median()

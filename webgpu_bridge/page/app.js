@@ -7,6 +7,7 @@ import { csvText, firstSplits, formatNumber, repeatsFor, summarize } from "./sum
 const WEIGHTS = new URL("../webgpu_bridge/weights/icl_transformer.json", import.meta.url).href;
 const DATA = new URL("./data/", import.meta.url);
 const $ = (id) => document.getElementById(id);
+const LOST = "The GPU device was lost; reload the page to time again.";
 
 const state = { bridge: null, catalogue: [], rows: [], lost: null };
 
@@ -23,8 +24,8 @@ function setStatus(text, kind = "") {
   status.className = `status ${kind}`;
 }
 
-function showNoWebGpu(reason) {
-  setStatus("WebGPU is not available in this browser: nothing can be timed here.", "bad");
+function showNoWebGpu(reason, headline = "WebGPU is not available in this browser: nothing can be timed here.") {
+  setStatus(headline, "bad");
   $("no-webgpu-reason").textContent = reason;
   $("no-webgpu").hidden = false;
   $("run").disabled = true;
@@ -54,7 +55,8 @@ async function connect() {
   }
   state.bridge.device.lost.then((info) => {
     state.lost = info;
-    showNoWebGpu(`the GPU device was lost (${info.reason ?? "unknown"}: ${info.message || "no message"})`);
+    showNoWebGpu(`the GPU device was lost (${info.reason ?? "unknown"}: ${info.message || "no message"})`,
+      LOST);
     document.body.dataset.state = "lost";
   });
   showAdapter(state.bridge.adapterInfo);
@@ -234,8 +236,9 @@ async function onRun(event) {
       `on ${state.bridge.adapterInfo.label}`, "ok");
     document.body.dataset.state = "done";
   } catch (err) {
-    setStatus(`The run stopped: ${err.message ?? err}`, "bad");
-    document.body.dataset.state = "failed";
+    // a lost device may make a GPU call fail before device.lost settles: say the cause
+    setStatus(state.lost ? `The run stopped. ${LOST}` : `The run stopped: ${err.message ?? err}`, "bad");
+    document.body.dataset.state = state.lost ? "lost" : "failed";
   } finally {
     $("run").disabled = Boolean(state.lost);
   }
