@@ -53,6 +53,7 @@ import math
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -131,15 +132,18 @@ def battle_points(scores: np.ndarray, tie_threshold: float) -> tuple[np.ndarray,
     """
     m = scores.shape[1]
     pairs = np.vstack(np.triu_indices(m, 1))
-    diff = scores[:, pairs[0]] - scores[:, pairs[1]]
-    points = _points(diff, tie_threshold)
-    points[np.isnan(diff)] = np.nan
-    return points, pairs
+    return _points(scores[:, pairs[0]] - scores[:, pairs[1]], tie_threshold), pairs
 
 
 def _points(diff: np.ndarray, tie_threshold: float) -> np.ndarray:
-    """1 for a positive score difference, 0 for a negative one, ½ within ``tie_threshold``."""
-    return np.where(np.abs(diff) <= tie_threshold, 0.5, (diff > 0).astype(float))
+    """1 for a positive score difference, 0 for a negative one, ½ within ``tie_threshold``
+    (NaN stays NaN)."""
+    out = np.sign(diff)
+    if tie_threshold > 0:
+        out[np.abs(diff) <= tie_threshold] = 0.0
+    out *= 0.5
+    out += 0.5
+    return out
 
 
 def pair_sums_to_matrix(won: np.ndarray, lost: np.ndarray, pairs: np.ndarray,
@@ -451,8 +455,16 @@ def to_elo(theta: np.ndarray) -> np.ndarray:
 
 # ---- scorecards ----------------------------------------------------------------------
 def winrate_matrix(scores: np.ndarray, tie_threshold: float) -> np.ndarray:
-    """Share of datasets where row beats column (ties ½) from an M × D score matrix."""
-    share = _points(scores[:, None, :] - scores[None, :, :], tie_threshold).mean(axis=2)
+    """Share of datasets where row beats column (ties ½) from an M × D score matrix.
+
+    Rows in blocks, so that the (rows, M, D) battle outcomes stay within ``_DRAW_BUDGET``.
+    """
+    m, d = scores.shape
+    share = np.empty((m, m))
+    step = max(1, _DRAW_BUDGET // max(m * d, 1))
+    for first in range(0, m, step):
+        block = scores[first:first + step, None, :] - scores[None, :, :]
+        share[first:first + step] = _points(block, tie_threshold).mean(axis=2)
     np.fill_diagonal(share, np.nan)
     return share
 
@@ -633,6 +645,11 @@ class Tournament:
         return tie_prior(m, prior_weight(self.weights, m))
 
     def win_matrix(self) -> np.ndarray:
+        return self._win
+
+    @cached_property
+    def _win(self) -> np.ndarray:
+        """The full-data win matrix, built once (point fit and the bootstrap's Hessian)."""
         return win_matrix(self.points, self.weights, self.pairs, len(self.models))
 
     def unit_pair_sums(self, scheme: str) -> tuple[np.ndarray, np.ndarray]:

@@ -46,8 +46,12 @@ def profile_steps(ratios: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     taus = np.unique(np.append(ratios.ravel(), 1.0))
     position = np.searchsorted(taus, ratios)  # exact: every ratio is a breakpoint
     key = (np.arange(m)[:, None] * taus.size + position).ravel()
-    counts = np.bincount(key, minlength=m * taus.size).reshape(m, taus.size)
-    return taus, np.cumsum(counts, axis=1) / d
+    # Counts as floats (exact integers), accumulated and scaled in place: one M × T buffer.
+    rho = np.bincount(key, weights=np.ones(key.size), minlength=m * taus.size)
+    rho = rho.reshape(m, taus.size)
+    np.cumsum(rho, axis=1, out=rho)
+    rho /= d
+    return taus, rho
 
 
 def area_under_profile(taus: np.ndarray, rho: np.ndarray) -> np.ndarray:
@@ -104,16 +108,23 @@ def performance_profiles(benchmark: Benchmark) -> ProfileResult:
     raw = benchmark.raw_.loc[models, datasets].to_numpy(dtype=float)
     check_positive(raw, models, datasets)
     higher = (benchmark.directions_.loc[datasets] == "max").to_numpy()
-    taus, rho = profile_steps(performance_ratios(raw, higher))
+    ratios = performance_ratios(raw, higher)
+    taus, rho = profile_steps(ratios)
     aup = area_under_profile(taus, rho)
     names = np.asarray(models, dtype=object)
     order = np.lexsort((names, -aup))
     aup_series = pd.Series(aup[order], index=pd.Index(names[order], name="model"), name="aup")
-    rho_frame = pd.DataFrame(rho[order].T, index=pd.Index(taus, name="tau"),
-                             columns=pd.Index(names[order], name="model"))
+    del rho  # rebuilt in AUP order (the same rows, permuted) rather than copied
+    taus, rho = profile_steps(ratios[order])
+    rho_frame = pd.DataFrame(rho.T, index=pd.Index(taus, name="tau"),
+                             columns=pd.Index(names[order], name="model"), copy=False)
+    # M × T rows: the model column is categorical (codes, not M × T string references)
+    # and the fractions share ρ's buffer.
     table = pd.DataFrame({
         "tau": np.tile(taus, len(models)),
-        "model": np.repeat(names[order], taus.size),
-        "fraction_within_tau": rho[order].ravel(),
-    })
+        "model": pd.Categorical.from_codes(
+            np.repeat(np.arange(len(models), dtype=np.min_scalar_type(-len(models))),
+                      taus.size), categories=names[order]),
+        "fraction_within_tau": rho.reshape(-1),
+    }, copy=False)
     return ProfileResult(table, aup=aup_series, taus=taus, rho=rho_frame, benchmark=benchmark)
