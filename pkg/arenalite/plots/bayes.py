@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .intervals import shorten
 from .style import PALETTE, figure_and_axes, tick_labels
 
 
@@ -70,7 +71,7 @@ def bayes_stacked_bars(table: pd.DataFrame, reference: str, rope: float, *, ax: 
     left = np.zeros(n)
     parts = [("p_a_better", "model better", PALETTE[0]),
              ("p_equiv", f"equivalent (±{rope:g})", "#BBBBBB"),
-             ("p_b_better", f"{reference} better", PALETTE[5])]
+             ("p_b_better", f"{shorten(str(reference), 30)} better", PALETTE[5])]
     for column, label, colour in parts:
         values = order[column].to_numpy(dtype=float)
         ax.barh(y, values, left=left, color=colour, label=label, edgecolor="white")
@@ -78,8 +79,11 @@ def bayes_stacked_bars(table: pd.DataFrame, reference: str, rope: float, *, ax: 
     labels, size = tick_labels(order["model_a"])
     ax.set_yticks(y, labels, fontsize=size)
     ax.set_xlim(0, 1)
+    ax.set_ylim(-0.7, n - 0.3)
     ax.set_xlabel("posterior probability")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12 - 0.3 / max(n, 1)), ncol=3,
-              frameon=False)
+    if ax.figure.get_layout_engine() is not None:  # our own figure: legend under the axes
+        ax.figure.legend(loc="outside lower center", ncol=3, frameon=False)
+    else:
+        ax.legend(loc="lower right", fontsize=8)
     ax.set_title(title or f"Bayesian signed-rank test against {reference}")
     return fig
