@@ -10,6 +10,7 @@ import pytest
 
 import arenalite
 import arenalite.datasets as D
+from arenalite import progress
 from arenalite.runner import COLUMNS, run, summarize
 from arenalite.splits import make_splits
 
@@ -103,9 +104,13 @@ def test_process_pool_and_dask_give_identical_scores(serial, small):
         pd.testing.assert_frame_equal(other.drop(columns=TIMING), serial.drop(columns=TIMING))
 
 
-def test_progress_bar(small, capsys):
+def test_progress_bar_on_a_terminal_only(small, capsys, monkeypatch):
     data, splits = small
-    run({"iris": data["iris"]}, {"iris": splits["iris"]}, MODELS[:1], progress=True)
+    iris = ({"iris": data["iris"]}, {"iris": splits["iris"]}, MODELS[:1])
+    run(*iris, progress=True)
+    assert capsys.readouterr().err == ""  # captured stderr is no terminal: no bar
+    monkeypatch.setattr(progress, "_is_terminal", lambda stream: True)
+    run(*iris, progress=True)
     assert "run [" in capsys.readouterr().err
 
 

@@ -181,8 +181,10 @@ def run(datasets: Mapping[str, bundled.Dataset] | Iterable[str], splits: Mapping
     ``splits``: mapping dataset name → persisted split dict (:mod:`arenalite.splits`).
     ``models``: model dicts (``{"name": "knn", "k": 5}``; an optional ``label`` names
     the model in the table). ``executor``: any ``concurrent.futures.Executor``; one
-    task per (dataset, model, split). ``progress``: show a progress bar (None: when
-    stderr is a terminal). Rows come in task order: dataset, model, split as given.
+    task per (dataset, model, split); None (the default) runs them in this process, the
+    only way in Pyodide and on WASI, which start no processes. ``progress``: a progress
+    bar on stderr when it is a terminal (False: never). Rows come in task order:
+    dataset, model, split as given.
     """
     tasks = make_tasks(datasets, splits, models)
     rows: list[dict | None] = [None] * len(tasks)
