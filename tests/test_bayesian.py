@@ -128,7 +128,7 @@ def test_plots(bench: arenalite.Benchmark) -> None:
     assert image.shape == (5, 5) and image.mask.diagonal().all()
     bars = bench.bayesian_comparison(reference="m0", random_state=0).plot()
     assert isinstance(bars, Figure)
-    assert [t.get_text() for t in bars.axes[0].get_legend().get_texts()][-1] == "m0 better"
+    assert [t.get_text() for t in bars.legends[0].get_texts()][-1] == "m0 better"
     subset = bench.bayesian_comparison(pairs=[("m0", "m1")], random_state=0).plot()
     assert subset.axes[0].images[0].get_array().shape == (2, 2)
 
