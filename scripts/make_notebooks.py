@@ -345,10 +345,13 @@ ax.legend(fontsize=8)
 fig'''),
             md("""
 Ranked together: give each runner's models their own names (the same model on two runners
-would otherwise be the same row twice) and load the concatenated table:
+would otherwise be the same row twice) and load the concatenated table. A model's two
+runners differ only by float32 rounding, so battles closer than the parity tolerance are
+ties (`tie_threshold`); each model then sits next to itself:
 """),
             code('''together = both_runners.assign(model=lambda d: d["model"] + " @ " + d["runner"])
-arenalite.load_df(together, seed="seed").elo_ranking(n_bootstrap=200, random_state=0).table'''),
+arenalite.load_df(together, seed="seed").elo_ranking(n_bootstrap=200, random_state=0,
+                                                     tie_threshold=1e-4).table'''),
         ]),
     "07_gate_protocol": notebook(
         "The benchmark-gate protocol, end to end",
