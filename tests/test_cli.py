@@ -355,3 +355,36 @@ def test_results_show_in_notebooks_like_the_report(four_models):
     assert '<th class="text" style="text-align:left">model</th>' in page
     long_table = html_table(pd.DataFrame({"model": [f"m{i}" for i in range(50)]}))
     assert "First 40 of 50 rows; the full table is <code>.table</code>" in long_table
+
+
+class _Terminal:
+    """A stream that says it is a terminal and keeps what is written."""
+
+    def __init__(self) -> None:
+        self.text = ""
+
+    def isatty(self) -> bool:
+        return True
+
+    def write(self, text: str) -> None:
+        self.text += text
+
+    def flush(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("enabled", [None, True])
+def test_progress_bars_only_on_a_terminal(enabled):
+    import io
+
+    from arenalite.progress import Progress
+
+    log, terminal = io.StringIO(), _Terminal()
+    for stream in (log, terminal):
+        with Progress(3, "work", enabled=enabled, stream=stream) as bar:
+            bar.update(3)
+    assert log.getvalue() == ""  # a log file or pipe gets no \r bars
+    assert "\rwork [" in terminal.text and terminal.text.endswith("\n")
+    with Progress(3, "work", enabled=False, stream=terminal) as bar:
+        bar.update(3)
+    assert terminal.text.count("\rwork [") == 1
