@@ -274,8 +274,9 @@ def _directions(
 
 
 def _complete(long: pd.DataFrame, drop_incomplete: bool) -> pd.DataFrame:
-    models, model_codes = np.unique(long["model"].to_numpy(dtype=str), return_inverse=True)
-    datasets, dataset_codes = np.unique(long["dataset"].to_numpy(dtype=str), return_inverse=True)
+    model_codes, models = pd.factorize(long["model"], sort=True)  # hashing, not a string sort
+    dataset_codes, datasets = pd.factorize(long["dataset"], sort=True)
+    models, datasets = models.to_numpy(dtype=str), datasets.to_numpy(dtype=str)
     cells = np.zeros((models.size, datasets.size), dtype=bool)
     cells[model_codes, dataset_codes] = True
     if cells.all():

@@ -132,15 +132,18 @@ def battle_points(scores: np.ndarray, tie_threshold: float) -> tuple[np.ndarray,
     """
     m = scores.shape[1]
     pairs = np.vstack(np.triu_indices(m, 1))
-    return _points(scores[:, pairs[0]] - scores[:, pairs[1]], tie_threshold), pairs
+    diff = scores[:, pairs[0]]
+    diff -= scores[:, pairs[1]]
+    return _points(diff, tie_threshold, out=diff), pairs
 
 
-def _points(diff: np.ndarray, tie_threshold: float) -> np.ndarray:
+def _points(diff: np.ndarray, tie_threshold: float, out: np.ndarray | None = None) -> np.ndarray:
     """1 for a positive score difference, 0 for a negative one, ½ within ``tie_threshold``
-    (NaN stays NaN)."""
-    out = np.sign(diff)
-    if tie_threshold > 0:
-        out[np.abs(diff) <= tie_threshold] = 0.0
+    (NaN stays NaN); ``out=diff`` overwrites the differences (one K × P buffer, not two)."""
+    tied = np.abs(diff) <= tie_threshold if tie_threshold > 0 else None
+    out = np.sign(diff, out=out)
+    if tied is not None:
+        out[tied] = 0.0
     out *= 0.5
     out += 0.5
     return out
@@ -163,8 +166,10 @@ def pair_sums_to_matrix(won: np.ndarray, lost: np.ndarray, pairs: np.ndarray,
 def day_pair_sums(points: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Weighted points of the first and of the second model per match day and pair: (K, P) each."""
     met = ~np.isnan(points)
-    won = np.where(met, points, 0.0) * weights[:, None]
-    lost = np.where(met, 1.0 - points, 0.0) * weights[:, None]
+    won = np.where(met, points, 0.0)
+    won *= weights[:, None]
+    lost = met * weights[:, None]
+    lost -= won
     return won, lost
 
 
@@ -411,11 +416,11 @@ def poisson_pair_sums(points: np.ndarray, weights: np.ndarray, n_bootstrap: int,
     Battles of equal weight and equal outcome are exchangeable, so their Poisson(1)
     counts add up to one Poisson draw per (replicate, weight, pair, outcome).
     """
-    met = ~np.isnan(points)
     levels, level_of_day = np.unique(weights, return_inverse=True)
-    day_level = np.equal.outer(np.arange(levels.size), level_of_day).astype(float)
-    counts = np.stack([day_level @ (met & (points == value)).astype(float)
-                       for value in (1.0, 0.5, 0.0)])
+    days = [slice(None)] if levels.size == 1 else [level_of_day == k for k in range(levels.size)]
+    # Battles per (outcome, weight level, pair), counted on boolean K × P masks (NaN ≠ any).
+    counts = np.stack([[np.count_nonzero(points[rows] == value, axis=0) for rows in days]
+                       for value in (1.0, 0.5, 0.0)]).astype(float)
     done = 0
     while done < n_bootstrap:
         size = min(chunk, n_bootstrap - done)
@@ -668,6 +673,8 @@ def tournament(benchmark: Benchmark, tie_threshold: float) -> Tournament:
     if benchmark.has_seeds:
         _warn_few_shared_seeds(scores, codes, pairs, benchmark.datasets_)
     played = ~np.isnan(points).all(axis=1)
+    if played.all():
+        played = slice(None)  # a view: no copy of the K × P points
     return Tournament(points[played], 1.0 / (pairs.shape[1] * seeds[played]), codes[played],
                       pairs, benchmark.models_, benchmark.datasets_)
 
