@@ -85,7 +85,19 @@ class AggregateResult(Result):
 
 
 def aggregate_ranking(benchmark: Benchmark, agg: str = "trimmed_mean") -> AggregateResult:
-    """Rank models by the ``agg`` of their normalized scores over datasets."""
+    """Rank models by the ``agg`` of their normalized scores over datasets.
+
+    Parameters
+    ----------
+    agg : {"trimmed_mean", "mean", "median"}
+        How the datasets' normalized scores are combined per model. "trimmed_mean"
+        (default) cuts 25 % at each end, as ``scipy.stats.trim_mean(x, 0.25)``.
+
+    Returns
+    -------
+    AggregateResult
+        ``.table``: model, score (higher is better, best first); ``.plot()``.
+    """
     scores = benchmark.scores_
     values = aggregate_scores(scores.to_numpy(dtype=float), agg)
     return AggregateResult(ranking_table(scores.index, values, "score"), agg=agg)

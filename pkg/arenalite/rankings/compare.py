@@ -53,7 +53,17 @@ class CompareResult(Result):
 
 
 def compare_rankings(benchmark: Benchmark) -> CompareResult:
-    """Aggregate, Elo and improvability ranks per model, with rank_spread = max − min."""
+    """Aggregate, Elo and improvability ranks per model, with rank_spread = max − min.
+
+    No parameters: the aggregate is the trimmed mean, Elo the point estimate (no
+    bootstrap), improvability TabArena's.
+
+    Returns
+    -------
+    CompareResult
+        ``.table``: model, aggregate, elo, improvability (rank 1 = best), rank_spread;
+        ``.results``: each method's own result; ``.plot()``.
+    """
     results = {
         "aggregate": benchmark.aggregate_ranking(),
         "elo": benchmark.elo_ranking(n_bootstrap=0),

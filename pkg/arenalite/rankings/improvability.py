@@ -166,7 +166,24 @@ def improvability_ranking(
     normalized: bool = False,
     dummy: str | dict[str, float] | None = None,
 ) -> ImprovabilityResult:
-    """Mean improvability per model, ascending (see the module doc for both variants)."""
+    """Mean improvability per model, ascending (see the module doc for both variants).
+
+    Parameters
+    ----------
+    normalized : bool
+        False (default): TabArena's (error − best) / error × 100 per dataset. True:
+        headroom regret (error − best) / (anchor error − best) × 100 against a
+        zero-signal anchor, also averaged over classification and regression datasets.
+    dummy : str, {dataset: value} or None
+        With ``normalized=True``: the model whose scores are the anchors, or the anchor
+        raw score per dataset; None uses the metric registry's anchors where they exist.
+
+    Returns
+    -------
+    ImprovabilityResult
+        ``.table``: model, improvability (percent, lower is better, best first);
+        ``.per_dataset``: model, dataset, error, best_error, improvability; ``.plot()``.
+    """
     check_bool(normalized, "normalized")
     if dummy is not None and not normalized:
         raise ValueError(f"dummy={dummy!r} is only used with normalized=True")

@@ -271,7 +271,24 @@ class IQMResult(Result):
 
 def iqm_ranking(benchmark: Benchmark, n_bootstrap: int = 1000,
                 random_state: Any = None) -> IQMResult:
-    """Rank models by IQM of pooled per-seed normalized scores, with 95 % bootstrap CIs."""
+    """Rank models by IQM of pooled per-seed normalized scores, with 95 % bootstrap CIs.
+
+    Needs a seed column (``load_df(..., seed=...)``); without one use
+    ``aggregate_ranking``.
+
+    Parameters
+    ----------
+    n_bootstrap : int
+        Stratified bootstrap replicates (seeds resampled within each model and dataset)
+        for the 95 % percentile interval; at least 1.
+    random_state : None, int or numpy Generator
+        Seed of the bootstrap; None draws a fresh one.
+
+    Returns
+    -------
+    IQMResult
+        ``.table``: model, IQM, CI_low, CI_high (best first); ``.plot()``.
+    """
     n_bootstrap = check_n_bootstrap(n_bootstrap)
     rng = make_rng(random_state)
     long = benchmark.long_

@@ -59,7 +59,17 @@ class NormalizedErrorResult(Result):
 
 
 def normalized_error_ranking(benchmark: Benchmark) -> NormalizedErrorResult:
-    """Mean normalized error per model, ascending (see the module doc)."""
+    """Mean normalized error per model, ascending (see the module doc).
+
+    No parameters: per dataset clip((err − best) / max(median − best, 1e-5), 0, 1),
+    then the mean over datasets.
+
+    Returns
+    -------
+    NormalizedErrorResult
+        ``.table``: model, normalized-error (lower is better, best first);
+        ``.per_dataset``: model, dataset, normalized-error; ``.plot()``.
+    """
     value = normalized_errors(error_matrix(benchmark))
     names = np.asarray(benchmark.models_, dtype=object)
     mean = value.mean(axis=1)

@@ -103,7 +103,18 @@ class ProfileResult(Result):
 
 
 def performance_profiles(benchmark: Benchmark) -> ProfileResult:
-    """Dolan-Moré performance profiles of every model on the raw score matrix."""
+    """Dolan-Moré performance profiles of every model on the raw score matrix.
+
+    No parameters: profiles use the raw (not normalized) scores, which must all be
+    strictly positive.
+
+    Returns
+    -------
+    ProfileResult
+        ``.table``: tau, model, fraction_within_tau (the exact step function);
+        ``.aup``: area under each profile on a log10 τ axis (best first);
+        ``.plot()`` on a log-scaled τ axis; ``.stability()``.
+    """
     models, datasets = benchmark.models_, benchmark.datasets_
     raw = benchmark.raw_.loc[models, datasets].to_numpy(dtype=float)
     check_positive(raw, models, datasets)
