@@ -152,6 +152,26 @@ def bayesian_comparison(benchmark: Benchmark, rope: float = 0.01, reference: str
     (model_b = reference), or the given ``pairs`` of (model_a, model_b). ``rope`` is
     the half-width of the region of practical equivalence on the normalized scale
     (0.01 = 1 % of the normalization range). Reproducible with ``random_state``.
+
+    Parameters
+    ----------
+    rope : float
+        Half-width of the region of practical equivalence, normalized scale, ≥ 0
+        (default 0.01).
+    reference : str or None
+        Compare every other model with this one (it is model_b); None compares all pairs.
+    pairs : list of (model_a, model_b) or None
+        Only these pairs (not together with ``reference``).
+    random_state : None, int or numpy Generator
+        Seed of the Monte Carlo sampler.
+    n_samples : int
+        Posterior samples per pair (default 50 000).
+
+    Returns
+    -------
+    BayesianResult
+        ``.table``: model_a, model_b, p_a_better, p_equiv, p_b_better; ``.plot()``: a
+        heatmap of P(row better), or stacked bars against ``reference``.
     """
     rope = check_number(rope, "rope", low=0.0, units=" (normalized scale)")
     n_samples = check_int(n_samples, "n_samples")

@@ -86,6 +86,21 @@ def frequentist_comparison(benchmark: Benchmark, reference: str | None = None,
     test on the per-dataset normalized scores, Holm-adjusted; ``w_statistic`` =
     min(W+, W−). A Friedman p-value not below alpha is reported with a warning: the
     post-hoc tests then lack the omnibus test's support.
+
+    Parameters
+    ----------
+    reference : str or None
+        None (default): Friedman + Nemenyi on all pairs. A model name: Wilcoxon
+        signed-rank tests of every other model against it, Holm-adjusted.
+    alpha : float
+        Significance level, strictly between 0 and 1 (default 0.05).
+
+    Returns
+    -------
+    FrequentistResult
+        ``.table`` as above; ``.friedman_statistic``, ``.friedman_p``, ``.avg_ranks``,
+        ``.cd`` (critical difference); ``.plot()``: the critical-difference diagram, or
+        the adjusted p-values against ``reference``.
     """
     alpha = check_alpha(alpha)
     check_shape(benchmark, "frequentist_comparison")

@@ -192,7 +192,31 @@ class GateResult(Result):
 
 def gate(benchmark: Benchmark, candidate: Any, reference: str, margin: Any = None,
          alpha: float = 0.05) -> GateResult:
-    """Non-inferiority gate of one or several candidates against ``reference`` (raw scores)."""
+    """Non-inferiority gate of one or several candidates against ``reference`` (raw scores).
+
+    Per candidate and metric: a one-sided Wilcoxon signed-rank test of the per-dataset
+    differences shifted by the margin, and a two-sided test for superiority (module doc).
+
+    Parameters
+    ----------
+    candidate : str or list of str
+        The model(s) to test.
+    reference : str
+        The model they must not be worse than.
+    margin : None, float or {metric: float}
+        The loss tolerated, in each metric's raw units: None uses each metric's
+        documented default (:data:`DEFAULT_MARGINS`; RMSE-like metrics have none and
+        must be given), a number applies to every metric, a dict sets one per metric.
+    alpha : float
+        Significance level, strictly between 0 and 1 (default 0.05).
+
+    Returns
+    -------
+    GateResult
+        ``.table``: one row per candidate and metric with the verdict (superior,
+        non-inferior, inferior, inconclusive), p-values and margin; ``.differences``;
+        ``.plot()``.
+    """
     alpha = check_alpha(alpha)
     check_shape(benchmark, "gate")
     check_model(benchmark, reference, "reference")
