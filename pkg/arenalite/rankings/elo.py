@@ -781,6 +781,29 @@ def elo_ranking(
     the battle scheme. ``calibration_model`` shifts all ratings so that it sits at 1000.
     The result's ``params`` record the scheme, the battle draw, and whether the point
     estimate / how many replicates needed the tie prior; ``.margin`` is ±(R₀.₉₇₅ − R₀.₀₂₅)/2.
+
+    Parameters
+    ----------
+    n_bootstrap : int
+        Bootstrap replicates for the 95 % percentile interval; 0 gives the point
+        estimate only (the interval columns then equal it).
+    random_state : None, int or numpy Generator
+        Seed of the bootstrap.
+    tie_threshold : float or None
+        Normalized score differences at most this large are ties (½ point each); None
+        or 0: only equal scores tie.
+    calibration_model : str or None
+        Shift every rating (after the intervals) so that this model sits at 1000.
+    resampling : str
+        "dataset" (default), "split" or "battle"; or "auto", "multinomial", "poisson"
+        (ways of drawing the battle scheme).
+
+    Returns
+    -------
+    EloResult
+        ``.table``: model, ELO, CI_low, CI_high (best first); ``.winrate_matrix``,
+        ``.record``, ``.margin``; ``.plot()`` (points with interval whiskers) and
+        ``.plot_winrate()``.
     """
     n_bootstrap, threshold = _check_params(n_bootstrap, tie_threshold)
     check_models(benchmark.models_, calibration_model)

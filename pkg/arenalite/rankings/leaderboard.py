@@ -121,6 +121,26 @@ def leaderboard(
 
     ``resampling`` is the Elo bootstrap scheme ("dataset", "split" or "battle", see
     :func:`.elo.elo_ranking`); ``n_bootstrap=0`` gives the points with zero-width bars.
+
+    Parameters
+    ----------
+    calibration_model : str or None
+        Shift the Elo column so that this model sits at ``calibration_elo``.
+    calibration_elo : float
+        The rating of ``calibration_model`` (default 1000).
+    n_bootstrap : int
+        Dataset-bootstrap replicates for elo± and improvability± (default 200; 0: none).
+    random_state : None, int or numpy Generator
+        Seed of the bootstrap.
+    resampling : str
+        The Elo bootstrap scheme: "dataset" (default), "split" or "battle".
+
+    Returns
+    -------
+    LeaderboardResult
+        ``.table``: model, elo, elo+, elo-, rank, winrate, improvability,
+        improvability+, improvability-, mrr, rank=1_count … rank>3_count,
+        normalized-error (best Elo first); ``.plot()``.
     """
     n_bootstrap = check_n_bootstrap(n_bootstrap, minimum=0)
     calibration_elo = check_number(calibration_elo, "calibration_elo")
