@@ -388,3 +388,13 @@ def test_progress_bars_only_on_a_terminal(enabled):
     with Progress(3, "work", enabled=False, stream=terminal) as bar:
         bar.update(3)
     assert terminal.text.count("\rwork [") == 1
+
+
+def test_report_says_in_flags_why_a_section_does_not_apply(tmp_path, seeded_csv, capsys):
+    out = tmp_path / "out"
+    assert main(["report", str(seeded_csv), "--seed-col", "seed", *FIXED, "--n-bootstrap", "0",
+                 "-o", str(out)]) == 0
+    assert "iqm: skipped (--n-bootstrap must be a positive integer, got 0)" in (
+        capsys.readouterr().err)
+    assert "Not applicable: --n-bootstrap must be a positive integer" in (
+        out / "report.html").read_text()

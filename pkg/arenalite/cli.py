@@ -319,8 +319,15 @@ def run_command(args: argparse.Namespace) -> int:
     benchmark = _load(args)
     _log(f"loaded {benchmark!r}")
     if args.command == "report":
-        print(write_report(benchmark, out, lambda name: _run_method(benchmark, name, args),
-                           formats=args.formats, log=_log, source=args.csv))
+        def run(name: str) -> Any:
+            """A method for the report; a method that does not apply says so in flags."""
+            try:
+                return _run_method(benchmark, name, args)
+            except ValueError as error:
+                raise ValueError(flag_message(str(error))) from error
+
+        print(write_report(benchmark, out, run, formats=args.formats, log=_log,
+                           source=args.csv))
         return 0
     if args.command == "gate":
         result = benchmark.gate(args.candidate, args.reference, margin=args.margin)
