@@ -50,7 +50,10 @@ def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
         return
     described = {name.strip(): text.strip()
                  for name, _, text in (line.partition(":") for line in config.getini("markers"))}
-    terminalreporter.write_sep("=", f"left out on wasm32: {sum(why.values())}")
+    counts = {k: len(terminalreporter.stats.get(k, [])) for k in ("passed", "failed", "error")}
+    terminalreporter.write_sep("=", "wasm32 lane")
+    terminalreporter.write_line(f"{counts['passed']} passed, {counts['failed']} failed, "
+                                f"{counts['error']} errors, {sum(why.values())} left out:")
     for marker, count in why.most_common():
         terminalreporter.write_line(f"{count:4d} {marker}: {described[marker]}")
 
