@@ -280,6 +280,7 @@ def test_report_writes_self_contained_html(tmp_path, seeded_csv):
         assert (out / f"{name}.csv").exists(), name
     assert page.index('id="summary"') < page.index('id="aggregate"')
     assert "Best model by method" in page
+    assert "Datasets and their normalization" in page and "normalized 0 at" in page
     assert '<a href="profiles.csv">profiles.csv</a>' in page and (out / "profiles_aup.csv").exists()
     assert "e-16" not in page and "e-17" not in page
     assert '<td class="text" style="text-align:left">A</td>' in page

@@ -210,7 +210,25 @@ def summary_html(benchmark: Benchmark, results: dict[str, Result],
     if skipped:
         items.append("Not applicable here: " + ", ".join(html.escape(n) for n in skipped) + ".")
     lis = "".join(f"<li>{item}</li>" for item in items)
-    return f'<section id="summary"><h2>Summary</h2><ul>{lis}</ul></section>'
+    datasets = ("<details><summary>Datasets and their normalization</summary>"
+                f"{html_table(dataset_table(benchmark), max_rows=len(benchmark.datasets_))}"
+                "</details>")
+    return f'<section id="summary"><h2>Summary</h2><ul>{lis}</ul>{datasets}</section>'
+
+
+def dataset_table(benchmark: Benchmark) -> pd.DataFrame:
+    """Per dataset: metric, direction, raw score range, and the raw scores that map to 0 and 1."""
+    raw = benchmark.raw_
+    return pd.DataFrame({
+        "dataset": benchmark.datasets_,
+        "metric": benchmark.metrics_.loc[benchmark.datasets_].to_numpy(),
+        "better": np.where(benchmark.directions_.loc[benchmark.datasets_] == "max", "higher",
+                           "lower"),
+        "lowest score": raw.min(axis=0).to_numpy(),
+        "highest score": raw.max(axis=0).to_numpy(),
+        "normalized 0 at": benchmark.norm_low_.loc[benchmark.datasets_].to_numpy(),
+        "normalized 1 at": benchmark.norm_high_.loc[benchmark.datasets_].to_numpy(),
+    })
 
 
 def _verdicts(results: dict[str, Result]) -> list[tuple[str, str, str]]:
