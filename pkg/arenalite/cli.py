@@ -30,11 +30,11 @@ from .load import load_csv
 from .report import METHODS, parse_formats, write_outputs, write_report, write_table
 
 LOAD_OPTIONS = ("model", "dataset", "metric", "score", "seed", "norm_ref_low", "norm_ref_high",
-                "drop_incomplete", "condition_col")
-COLUMN_OPTIONS = ("model", "dataset", "metric", "score", "seed", "condition_col")
+                "drop_incomplete")
+"""load_df's options the CLI passes on (no condition_col: one run analyses one condition)."""
+COLUMN_OPTIONS = ("model", "dataset", "metric", "score", "seed")
 FLAGS = {
-    **{option: "--" + option.removesuffix("_col").replace("_", "-") + "-col"
-       for option in COLUMN_OPTIONS},
+    **{option: f"--{option}-col" for option in COLUMN_OPTIONS},
     "norm_ref_low": "--norm-ref-low", "norm_ref_high": "--norm-ref-high",
     "drop_incomplete": "--drop-incomplete", "n_bootstrap": "--n-bootstrap",
     "random_state": "--random-state", "candidate": "--candidate", "reference": "--reference",
@@ -159,21 +159,22 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--config", help="JSON or flat YAML file with load_df options under "
                                         "their Python names (default: none)")
         for option in COLUMN_OPTIONS:
-            default = None if option in ("seed", "condition_col") else option
-            what = {"seed": "seed/split column; its rows are kept for IQM and Elo",
-                    "condition_col": "column splitting the rows into conditions"}.get(
-                        option, f"{option} column")
+            what = ("seed/split column; its rows are kept for IQM and Elo (default: none)"
+                    if option == "seed" else f"{option} column (default: {option})")
             p.add_argument(FLAGS[option], dest=option, default=None, metavar="COLUMN",
-                           help=f"name of the {what} (default: {default or 'none'})")
-        for end, worst in (("low", "0 (worst)"), ("high", "1 (best)")):
+                           help=f"name of the {what}")
+        for end, extreme in (("low", "min"), ("high", "max")):
             p.add_argument(f"--norm-ref-{end}", default=None, metavar="VALUE",
-                           help=f"raw score that normalizes to {worst}: a number or a model "
-                                "name (default: the observed per-dataset "
-                                f"{'min' if end == 'low' else 'max'}, with a warning)")
+                           help=f"{end} end of each dataset's raw score range, a number or a "
+                                "model name; it normalizes to "
+                                f"{'0' if end == 'low' else '1'} for higher-is-better metrics "
+                                f"and to {'1' if end == 'low' else '0'} for errors (default: "
+                                f"the observed per-dataset {extreme}, with a warning)")
         p.add_argument("--drop-incomplete", action="store_true", default=None,
                        help="drop models that miss a dataset (default: off, an error)")
         p.add_argument("--n-bootstrap", type=_count, default=1000, metavar="N",
-                       help="bootstrap replicates for IQM and Elo intervals (default: 1000)")
+                       help="bootstrap replicates for the IQM, Elo and leaderboard intervals "
+                            "(default: 1000)")
         p.add_argument("--random-state", type=_count, default=0, metavar="SEED",
                        help="seed of the bootstrap and Bayesian samplers (default: 0)")
         p.add_argument("--format", dest="formats", type=_formats, default=("png",),
@@ -229,10 +230,7 @@ def _load(args: argparse.Namespace) -> Benchmark:
     if unknown:
         raise ValueError(f"unknown load option(s) {unknown!r} in {args.config}; known: "
                          f"{sorted(LOAD_OPTIONS)!r}")
-    benchmark = load_csv(args.csv, **options)
-    if not isinstance(benchmark, Benchmark):
-        raise ValueError("condition_col gives several benchmarks; run the CLI once per condition")
-    return benchmark
+    return load_csv(args.csv, **options)
 
 
 def _run_method(benchmark: Benchmark, name: str, args: argparse.Namespace) -> Any:
