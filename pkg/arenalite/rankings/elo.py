@@ -291,8 +291,11 @@ def _chord(win: np.ndarray, theta0: np.ndarray, tol: float, max_iter: int,
     full-data one, passed as ``inverse``, see :func:`chord_inverse`) serves them all: it
     is inverted once and each iteration is a single (B, M) @ (M, M) product instead of B
     linear solves. The expected scores use σ(θ_i − θ_j) = e_i / (e_i + e_j) with
-    e = exp(θ − max θ): no transcendental function per pair. Replicates whose steps do not
-    shrink below ``tol`` within ``max_iter`` iterations are reported as not converged.
+    e = exp(θ − max θ): no transcendental function per pair. The chord iteration converges
+    linearly; Anderson acceleration of depth 1 (Walker & Ni 2011: mix the last two steps
+    by the γ minimizing the new residual) about halves the iterations to the same fixed
+    point. Replicates whose steps do not shrink below ``tol`` within ``max_iter``
+    iterations are reported as not converged.
     """
     b, m, _ = win.shape
     total = win + np.swapaxes(win, 1, 2)
@@ -300,6 +303,7 @@ def _chord(win: np.ndarray, theta0: np.ndarray, tol: float, max_iter: int,
     if inverse is None:
         inverse = chord_inverse(win.mean(axis=0), theta0)
     theta = np.array(np.broadcast_to(theta0, (b, m)), dtype=float)
+    last_theta, last_step = np.zeros((b, m)), None
     active = np.arange(b)
     for _ in range(max_iter):
         if active.size == 0:
@@ -310,7 +314,16 @@ def _chord(win: np.ndarray, theta0: np.ndarray, tol: float, max_iter: int,
         grad = wins[active] - e * share.sum(axis=2)
         step = grad @ inverse
         step -= step.mean(axis=1, keepdims=True)
-        theta[active] = th + step
+        new = th + step
+        if last_step is None:
+            last_step = np.zeros((b, m))
+        else:
+            d_step = step - last_step[active]
+            gamma = (step * d_step).sum(axis=1) / np.maximum((d_step * d_step).sum(axis=1),
+                                                               np.finfo(float).tiny)
+            new -= gamma[:, None] * (th - last_theta[active] + d_step)
+        last_theta[active], last_step[active] = th, step
+        theta[active] = new
         moved = np.abs(step).max(axis=1)
         active = active[~(moved < tol)]
     converged = np.ones(b, dtype=bool)
