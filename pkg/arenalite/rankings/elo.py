@@ -712,7 +712,10 @@ def replicate_pair_sums(t: Tournament, scheme: str, draw: str | None, n_bootstra
 
     ``counts`` (B, U) may give the unit draws of "split"/"dataset" (the leaderboard
     shares its dataset draws with improvability); by default they are drawn here.
+    No replicates (the point estimate only): nothing is set up.
     """
+    if n_bootstrap == 0:
+        return iter(())
     if scheme == "battle":
         resample = poisson_pair_sums if draw == "poisson" else bootstrap_pair_sums
         return resample(t.points, t.weights, n_bootstrap, rng, chunk)
