@@ -3,7 +3,8 @@
 IQM bootstrap: one count pattern per cell, weighted trimmed means over runs sorted once
 (against ``trim_mean`` of the runs repeated by their counts, and in distribution against
 the per-run bootstrap). Nemenyi: the vectorized studentized-range survival function
-(against scipy's per-value integral).
+(against scipy's per-value integral). Elo: per-dataset sums by ``reduceat``, the
+accelerated chord solver (against Newton), the win-rate matrix in row blocks.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
+from arenalite.rankings import elo
 from arenalite.rankings import iqm as iqm_module
 from arenalite.rankings.iqm import (
     draw_patterns,
@@ -133,3 +135,35 @@ def test_all_pairs_table_in_combinations_order():
     table = _all_pairs_table(models, np.arange(4.0), np.full((4, 4), 0.5), 0.05)
     assert list(zip(table["model_a"], table["model_b"], strict=True)) == list(
         combinations(models, 2))
+
+
+def test_group_sums_equal_add_at():
+    rng = np.random.default_rng(7)
+    rows = rng.random((12, 5))
+    for groups in (np.array([3, 0, 3, 1, 0, 3, 5, 5, 0, 1, 1, 3]), np.repeat([0, 2, 3], 4)):
+        expected = np.zeros((6, 5))
+        np.add.at(expected, groups, rows)
+        np.testing.assert_allclose(elo.group_sums(rows, groups, 6), expected, rtol=0, atol=1e-14)
+
+
+def test_accelerated_chord_reaches_the_newton_solution():
+    """Replicate-like win matrices: the shared-Hessian chord with Anderson mixing vs Newton."""
+    rng = np.random.default_rng(8)
+    m = 12
+    skill = rng.normal(0.0, 1.0, m)
+    p = 1.0 / (1.0 + np.exp(-(skill[:, None] - skill[None, :])))
+    base = 20.0 * p
+    np.fill_diagonal(base, 0.0)
+    win = base[None] * rng.uniform(0.7, 1.3, (16, m, m))
+    theta0 = elo.bradley_terry(base[None])[0]
+    chord, converged = elo._chord(win, theta0, 1e-12, 200, elo.chord_inverse(base, theta0))
+    assert converged.all()
+    np.testing.assert_allclose(chord, elo.bradley_terry(win, tol=1e-12), rtol=0, atol=1e-9)
+
+
+def test_blocked_winrate_matrix_equals_the_direct_one(monkeypatch):
+    scores = np.random.default_rng(9).random((7, 5)).round(1)
+    direct = elo._points(scores[:, None, :] - scores[None, :, :], 0.05).mean(axis=2)
+    np.fill_diagonal(direct, np.nan)
+    monkeypatch.setattr(elo, "_DRAW_BUDGET", 10)
+    np.testing.assert_array_equal(elo.winrate_matrix(scores, 0.05), direct)

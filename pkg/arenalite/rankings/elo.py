@@ -449,10 +449,20 @@ def resample_counts(n_units: int, n_bootstrap: int, rng: np.random.Generator) ->
 
 
 def group_sums(rows: np.ndarray, groups: np.ndarray, n_groups: int) -> np.ndarray:
-    """Sums of the rows of ``rows`` (K, …) per group label in ``groups`` (K): (n_groups, …)."""
-    onehot = np.zeros((n_groups, len(groups)))
-    onehot[groups, np.arange(len(groups))] = 1.0
-    return onehot @ rows
+    """Sums of the rows of ``rows`` (K, …) per group label in ``groups`` (K): (n_groups, …).
+
+    One pass over the rows (``reduceat`` over runs of equal labels; rows are reordered
+    only if the labels are not already grouped); a group without rows sums to 0.
+    """
+    out = np.zeros((n_groups,) + rows.shape[1:])
+    if len(groups) == 0:
+        return out
+    order = np.argsort(groups, kind="stable")
+    if np.any(order != np.arange(len(groups))):
+        rows, groups = rows[order], groups[order]
+    present, starts = np.unique(groups, return_index=True)
+    out[present] = np.add.reduceat(rows, starts, axis=0)
+    return out
 
 
 def unit_bootstrap_pair_sums(won: np.ndarray, lost: np.ndarray, counts: np.ndarray,
