@@ -7,14 +7,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .style import color, figure_and_axes
+from .style import color, figure_and_axes, tick_labels
 
 
 def subgroup_bars(table: pd.DataFrame, *, ax: Any = None,
                   figsize: tuple[float, float] | None = None, title: str | None = None) -> Any:
     """AUROC and AUPRC side by side per group; chance levels 0.5 (AUROC) and prevalence (AUPRC)."""
     n = len(table)
-    fig, ax = figure_and_axes(ax, figsize, default_size=(max(5.0, 1.4 * n + 2.5), 4.5))
+    fig, ax = figure_and_axes(ax, figsize, default_size=(max(5.0, 1.4 * n + 2.5) + 2.5, 4.5))
     x = np.arange(n)
     width = 0.38
     auroc = table["auroc"].to_numpy(dtype=float)
@@ -26,13 +26,17 @@ def subgroup_bars(table: pd.DataFrame, *, ax: Any = None,
               label="AUPRC chance level (prevalence)")
     ax.axhline(0.5, color="#777777", linewidth=0.8, linestyle="--",
                label="AUROC chance level (0.5)")
-    labels = [f"{g}\nprev. {p:.2f}" for g, p in zip(table["group"], prevalence, strict=True)]
+    names, _ = tick_labels(table["group"], max_label=24)
+    labels = [f"{g}\nprev. {p:.2f}" for g, p in zip(names, prevalence, strict=True)]
     ax.set_xticks(x, labels)
     ax.set_ylim(0.0, 1.05)
     ax.set_ylabel("metric value")
     ax.set_xlabel("subgroup (by descending prevalence)")
     ax.set_title(title or "AUROC and AUPRC by subgroup")
-    ax.legend(loc="lower left", fontsize="small")
+    if ax.figure.get_layout_engine() is not None:  # our own figure: legend beside the bars
+        ax.figure.legend(loc="outside right upper", fontsize="small", frameon=False)
+    else:
+        ax.legend(loc="lower left", fontsize="small")
     ax.grid(axis="y", alpha=0.3)
     return fig
 
