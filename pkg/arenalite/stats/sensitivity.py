@@ -138,6 +138,26 @@ def rank_sensitivity(group: BenchmarkGroup, condition_a: Any = None, condition_b
 
     Without conditions, every pair of the group's conditions is compared (one row
     each). Both conditions must hold the same models.
+
+    Parameters
+    ----------
+    condition_a, condition_b : condition labels or None
+        The two conditions to compare; None (both) compares every pair.
+    agg : {"trimmed_mean", "mean", "median", "avg_rank"}
+        The ranking each condition gives: models ordered by this aggregate over datasets.
+    n_bootstrap : int
+        Bootstrap replicates over datasets (paired when both conditions hold the same
+        datasets) for the interval; at least 1.
+    confidence : float
+        Level of the percentile interval, strictly between 0 and 1 (default 0.95).
+    random_state : None, int or numpy Generator
+        Seed of the bootstrap.
+
+    Returns
+    -------
+    SensitivityResult
+        ``.table``: condition_a, condition_b, tau, CI_low, CI_high, rho, n_models,
+        n_datasets_a, n_datasets_b, paired, n_undefined; ``.ranks``; ``.plot()``.
     """
     check_choice(agg, "agg", AGGS)
     n_bootstrap = check_int(n_bootstrap, "n_bootstrap")
