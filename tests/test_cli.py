@@ -399,3 +399,11 @@ def test_report_says_in_flags_why_a_section_does_not_apply(tmp_path, seeded_csv,
         capsys.readouterr().err)
     assert "Not applicable: --n-bootstrap must be a positive integer" in (
         out / "report.html").read_text()
+
+
+def test_output_folder_that_cannot_be_made(tmp_path, seeded_csv, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    line = fails(["aggregate", str(seeded_csv), "-o", str(blocker / "out")], capsys)
+    assert line.startswith(f"arenalite: error: cannot create the output folder "
+                           f"{str(blocker / 'out')!r} (--output): ")

@@ -305,7 +305,11 @@ def _show_warning(message: Any, category: type[Warning], *_: Any, **__: Any) -> 
 def run_command(args: argparse.Namespace) -> int:
     """Do what ``args`` ask; errors propagate (``main`` reports them)."""
     out = Path(args.output)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise OSError(f"cannot create the output folder {str(out)!r} (--output): "
+                      f"{error.strerror}") from error
     if args.command == "splits":
         for path in write_splits(args.datasets, out, args.n_repeats):
             print(path)
