@@ -78,13 +78,22 @@ def synthetic(n_models: int, n_datasets: int, n_seeds: int, seed: int = 0) -> An
     })
 
 
-def measure(fn: Callable[[], Any], repeat: int, memory: bool) -> tuple[Any, float, float | None]:
-    """(result, least seconds over ``repeat`` untraced calls, tracemalloc peak MB or None)."""
+def measure(fn: Callable[[], Any], repeat: int, memory: bool,
+            keep: bool = False) -> tuple[Any, float, float | None]:
+    """(result if ``keep`` else None, least seconds over ``repeat`` untraced calls,
+    tracemalloc peak MB of one more, traced call or None).
+
+    No result is held while the next call runs, so a step's peak is its own.
+    """
     best = float("inf")
+    out = None
     for _ in range(repeat):
+        out = None
         start = time.perf_counter()
         out = fn()
         best = min(best, time.perf_counter() - start)
+        if not keep:
+            out = None
     peak = None
     if memory:
         tracemalloc.start()
@@ -146,7 +155,7 @@ def run_rankings(df: Any, seed: str | None, elo_bootstrap: int, iqm_bootstrap: i
 
     rows = []
     bench, seconds, peak = measure(lambda: arenalite.load_df(
-        df, seed=seed, norm_ref_low=0.0, norm_ref_high=1.0), repeat, memory)
+        df, seed=seed, norm_ref_low=0.0, norm_ref_high=1.0), repeat, memory, keep=True)
     rows.append({"step": "load", "seconds": seconds, "peak_MB": peak})
     total = seconds
     for name, counted, fn in ranking_steps(bench, elo_bootstrap, iqm_bootstrap):

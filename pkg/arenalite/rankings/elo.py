@@ -469,11 +469,16 @@ def unit_bootstrap_pair_sums(won: np.ndarray, lost: np.ndarray, counts: np.ndarr
                              chunk: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Yield (won, lost), each (chunk, P): ``counts @`` the per-unit pair sums (U, P).
 
-    A unit (match day or dataset) drawn c times in a replicate counts c times.
+    A unit (match day or dataset) drawn c times in a replicate counts c times. The
+    products are taken for up to ``_DRAW_BUDGET`` / P replicates at once (the unit sums
+    are read once per block, not once per small solve chunk) and handed out by chunk.
     """
-    for first in range(0, len(counts), chunk):
-        block = counts[first:first + chunk].astype(float)
-        yield block @ won, block @ lost
+    per_product = max(chunk, _DRAW_BUDGET // max(won.shape[1], 1))
+    for first in range(0, len(counts), per_product):
+        block = counts[first:first + per_product].astype(float)
+        block_won, block_lost = block @ won, block @ lost
+        for start in range(0, len(block), chunk):
+            yield block_won[start:start + chunk], block_lost[start:start + chunk]
 
 
 def to_elo(theta: np.ndarray) -> np.ndarray:
