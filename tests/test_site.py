@@ -1,12 +1,16 @@
 """The JupyterLite site of SPEC §9: build.py's lock-file logic, the built site, offline boot.
 
 The pure functions of build.py (lock closure, lock patching, distribution files) are
-tested directly on small fake lock files. The site itself is built once per session with
-``python build.py --offline`` into a temp dir (from build/site-cache/, filled by
-``python build.py fetch``: nothing is downloaded at test time); those tests are marked
-``browser`` (they need the ``site`` extra, and the last one the system Chromium). The
-REPL test opens ``repl/index.html?kernel=python&code=print(6*7)`` in headless Chromium with
-every request that is not for 127.0.0.1 aborted and counted, and waits for ``42``.
+tested directly on small fake lock files (the numeric packages' download: test_fetch.py).
+The site itself is built once per session with ``python build.py --offline`` into a temp
+dir (from build/site-cache/, filled by ``python build.py fetch``: nothing is downloaded at
+test time; the cache has no numeric packages on this machine, so the site loads them from
+the CDN, which the build must say once and write into the site). Those tests are marked
+``browser`` (they need the ``site`` extra, and the last three the system Chromium, where
+every request that is not for 127.0.0.1 is aborted and counted): the REPL at
+``repl/index.html?kernel=python&code=print(6*7)`` prints ``42``, installs the arenalite
+wheel and calls the WebGPU bridge from the kernel's Web Worker; notebook 01's first cell
+stops with the one clear error of ``arenalite.browser.require_numeric``.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -259,44 +264,157 @@ INSTALL_NO_DEPS = ('import piplite\nawait piplite.install("arenalite", deps=Fals
                    'import importlib.metadata as md\nprint("installed arenalite", '
                    'md.version("arenalite"))')
 
+# From the kernel's Web Worker: the bridge's ES modules and WebGPU, then one kNN call with
+# plain Python lists (no numpy in this kernel: it is not on this machine).
+BRIDGE_FROM_KERNEL = """import sys
+import js
+from pyodide.ffi import to_js
+
+from arenalite import browser
+
+bridge = await browser.create_bridge()
+print("adapter:", bridge.adapter_info["description"])
+data = {"xTrain": %s, "yTrain": %s, "xTest": %s, "nFeatures": 2, "task": "binary",
+        "nClasses": 2}
+
+
+def as_js(value):
+    return to_js(value, dict_converter=js.Object.fromEntries)
+
+
+result = await bridge.bridge.predict(as_js({"name": "knn", "k": 3}), as_js(data))
+print("knn:", list(result.output.to_py()))
+print("numpy imported:", "numpy" in sys.modules)"""
+KNN_TRAIN = [[0.0, 0.0], [1.0, 0.5], [0.5, 1.0], [9.0, 9.0], [10.0, 9.5], [8.0, 10.0]]
+KNN_Y = [0, 0, 1, 1, 1, 0]
+KNN_TEST = [[0.5, 0.5], [9.5, 9.5], [4.0, 5.0]]
+
 
 def output_is(text: str) -> str:
-    """A JS predicate: some REPL output area's text is exactly ``text``."""
+    """A JS predicate: some output area's text is exactly ``text``."""
     return ("[...document.querySelectorAll('.jp-OutputArea-output')]"
             f".some(e => e.innerText.trim() === {json.dumps(text)})")
 
 
-@pytest.mark.browser
-def test_repl_prints_42_with_every_non_local_request_blocked(served: str) -> None:
-    """SPEC §9's URL; a second ``code`` cell then installs the arenalite wheel (without its
-    numeric dependencies, which are not on this machine) from the site's piplite index."""
-    from browser_harness import chromium, playwright_session
+def output_starting(prefix: str) -> str:
+    """A JS expression: the text of the first output area that starts with ``prefix``."""
+    return ("[...document.querySelectorAll('.jp-OutputArea-output')].map(e => e.innerText.trim())"
+            f".find(t => t.startsWith({json.dumps(prefix)}))")
 
-    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+
+def wait_for(page: Any, predicate: str, timeout_ms: int, browser: Any, console: list[str]) -> None:
+    """Wait for a JS predicate; on timeout say what was blocked and what the page shows."""
+    try:
+        page.wait_for_function(predicate, timeout=timeout_ms)
+    except Exception as exc:
+        raise AssertionError(f"{predicate} did not become true; blocked {browser.blocked}; "
+                             f"console tail {console[-15:]}; page tail "
+                             f"{page.inner_text('body')[-800:]!r}") from exc
+
+
+@pytest.fixture(scope="module")
+def pw() -> Iterator[Any]:
+    from browser_harness import playwright_session
+
+    with playwright_session() as p:
+        yield p
+
+
+class Repl:
+    """The REPL page opened with its code cells, the requests it made, its console."""
+
+    def __init__(self, page: Any, browser: Any, requests: list[str], console: list[str],
+                 start: float) -> None:
+        self.page, self.browser, self.requests, self.console = page, browser, requests, console
+        self.start = start
+
+    def wait_for(self, predicate: str, timeout_ms: int) -> None:
+        wait_for(self.page, predicate, timeout_ms, self.browser, self.console)
+
+
+@pytest.fixture(scope="module")
+def repl(pw: Any, served: str) -> Iterator[Repl]:
+    """SPEC §9's REPL URL in headless Chromium (WebGPU on, every non-local request aborted)
+    with three more ``code`` cells: install the arenalite wheel without its numeric
+    dependencies (not on this machine) and call the WebGPU bridge from the kernel."""
+    from browser_harness import chromium
+
+    bridge_code = BRIDGE_FROM_KERNEL % (sum(KNN_TRAIN, []), KNN_Y, sum(KNN_TEST, []))
     url = (served + "/repl/index.html?kernel=python&code=print(6*7)"
-           "&code=" + urllib.parse.quote(INSTALL_NO_DEPS))
+           + "".join("&code=" + urllib.parse.quote(c) for c in (INSTALL_NO_DEPS, bridge_code)))
     requests: list[str] = []
-    with playwright_session() as p, chromium(p, served, webgpu=False) as browser:
+    console: list[str] = []
+    with chromium(pw, served, webgpu=True) as browser:
         browser.context.on("request", lambda r: requests.append(r.url))
         page = browser.context.new_page()
-        console: list[str] = []
         page.on("console", lambda m: console.append(m.text))
         start = time.perf_counter()
         page.goto(url)
-        try:
-            page.wait_for_function(output_is("42"), timeout=240_000)
-            seconds = time.perf_counter() - start
-            page.wait_for_function(output_is(f"installed arenalite {version}"), timeout=60_000)
-        except Exception as exc:
-            raise AssertionError(f"REPL output missing; blocked {browser.blocked}; console "
-                                 f"tail {console[-15:]}; page tail "
-                                 f"{page.inner_text('body')[-800:]!r}") from exc
-        blocked = list(browser.blocked)
-    print(f"\n[test_site] REPL printed 42 after {seconds:.1f}s; {len(requests)} requests, "
-          f"{len(blocked)} blocked")
-    assert blocked == [], f"non-local requests were made (and aborted): {blocked}"
-    assert all(u.startswith(served + "/") for u in requests)
-    assert any("/static/pyodide/pyodide.asm.wasm" in u for u in requests)
+        yield Repl(page, browser, requests, console, start)
+
+
+@pytest.mark.browser
+def test_repl_prints_42_with_every_non_local_request_blocked(repl: Repl, served: str) -> None:
+    """The kernel boots offline; then installs the arenalite wheel from the piplite index."""
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    repl.wait_for(output_is("42"), 300_000)
+    seconds = time.perf_counter() - repl.start
+    repl.wait_for(output_is(f"installed arenalite {version}"), 120_000)
+    print(f"\n[test_site] REPL printed 42 after {seconds:.1f}s; {len(repl.requests)} requests, "
+          f"{len(repl.browser.blocked)} blocked")
+    assert repl.browser.blocked == [], f"non-local requests were made: {repl.browser.blocked}"
+    assert all(u.startswith(served + "/") for u in repl.requests)
+    assert any("/static/pyodide/pyodide.asm.wasm" in u for u in repl.requests)
     assert any(u.split("?")[0].endswith(f"/pypi/arenalite-{version}-py3-none-any.whl")
-               for u in requests)
-    assert any("Loaded micropip" in line for line in console)
+               for u in repl.requests)
+    assert any("Loaded micropip" in line for line in repl.console)
+
+
+@pytest.mark.browser
+def test_kernel_worker_calls_the_webgpu_bridge_without_numpy(repl: Repl) -> None:
+    """``from arenalite import browser`` and ``await browser.create_bridge()`` in the
+    Pyodide kernel (a Web Worker): the adapter's description comes back from JavaScript
+    (SwiftShader here), and a kNN call with plain lists matches the numpy reference."""
+    from arenalite.models import predict
+
+    repl.wait_for(output_starting("adapter:"), 180_000)
+    adapter = repl.page.evaluate(output_starting("adapter:"))
+    assert "swiftshader" in adapter.lower(), adapter
+    repl.wait_for(output_starting("numpy imported:"), 120_000)
+    knn = repl.page.evaluate(output_starting("knn:"))
+    gpu = json.loads(knn.removeprefix("knn:").strip())
+    ref = predict({"name": "knn", "k": 3}, KNN_TRAIN, KNN_Y, KNN_TEST, "binary")
+    assert len(gpu) == ref.size
+    assert max(abs(a - b) for a, b in zip(gpu, ref.ravel(), strict=True)) < 1e-6
+    assert repl.page.evaluate(output_starting("numpy imported:")) == "numpy imported: False"
+    assert any("/webgpu_bridge/src/index.js" in u for u in repl.requests)
+    assert repl.browser.blocked == []
+
+
+@pytest.mark.browser
+def test_notebook_01_offline_says_why_numpy_is_missing(pw: Any, site: tuple[Path, str],
+                                                       served: str) -> None:
+    """Notebook 01 in this offline site (no numeric packages here): the first cell stops
+    with the one error of arenalite.browser.require_numeric, naming the CDN and the fixes."""
+    from arenalite import browser as arenalite_browser
+    from browser_harness import chromium
+
+    mode = json.loads((site[0] / build.SITE_INFO).read_text())
+    expected = arenalite_browser.missing_numeric_message(list(build.NUMERIC), mode)
+    console: list[str] = []
+    with chromium(pw, served, webgpu=False) as browser:
+        page = browser.context.new_page()
+        page.on("console", lambda m: console.append(m.text))
+        page.goto(served + "/notebooks/index.html?path=01_quick_start.ipynb")
+        page.wait_for_selector(".jp-CodeCell .cm-content", timeout=120_000)
+        page.locator(".jp-CodeCell .cm-content").first.click()
+        page.keyboard.press("Shift+Enter")        # queued until the kernel has booted
+        wait_for(page, "[...document.querySelectorAll('.jp-OutputArea-output')].some(e => "
+                 "e.innerText.includes('NumericPackagesMissing: '))", 400_000, browser, console)
+        shown = page.evaluate("[...document.querySelectorAll('.jp-OutputArea-output')]"
+                              ".map(e => e.innerText).join('\\n')")
+        blocked = list(browser.blocked)
+    message = shown.strip().splitlines()[-1]
+    assert message == f"NumericPackagesMissing: {expected}", shown
+    assert blocked, "the numeric packages were not even requested"
+    assert all(u.startswith(build.CDN) for u in blocked), blocked
