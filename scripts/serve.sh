@@ -4,7 +4,8 @@
 # scipy, notebooks, demo report, WebGPU bridge) and serve it on 127.0.0.1.
 # The first run needs PyPI, the npm registry and, for a fully offline site, the Pyodide CDN
 # once (downloads are cached in build/site-cache/); without the CDN the build warns and the
-# site loads the numeric packages from it at run time. Later runs: add --offline.
+# site loads the numeric packages from it at run time. Later, with no network at all:
+# .venv/bin/python build.py serve --offline
 # Extra arguments go to build.py (e.g. --port 8001).
 set -euo pipefail
 cd "$(dirname "$0")/.."
