@@ -167,3 +167,11 @@ def test_blocked_winrate_matrix_equals_the_direct_one(monkeypatch):
     np.fill_diagonal(direct, np.nan)
     monkeypatch.setattr(elo, "_DRAW_BUDGET", 10)
     np.testing.assert_array_equal(elo.winrate_matrix(scores, 0.05), direct)
+
+
+def test_poisson_sums_skip_zero_means_without_changing_the_stream():
+    means = np.array([[0.0, 3.0, 0.0, 12.0, 0.5], [2.0, 0.0, 0.0, 40.0, 0.0]])
+    levels = np.array([1.0, 2.0])
+    every = np.random.default_rng(1).poisson(means, size=(4,) + means.shape)
+    np.testing.assert_array_equal(elo._poisson_sums(np.random.default_rng(1), means, levels, 4),
+                                  np.tensordot(every, levels, axes=([1], [0])))

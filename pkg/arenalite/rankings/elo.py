@@ -437,10 +437,22 @@ def poisson_pair_sums(points: np.ndarray, weights: np.ndarray, n_bootstrap: int,
     done = 0
     while done < n_bootstrap:
         size = min(chunk, n_bootstrap - done)
-        wins, ties, losses = (np.tensordot(rng.poisson(c, size=(size,) + c.shape), levels,
-                                           axes=([1], [0])) for c in counts)
+        wins, ties, losses = (_poisson_sums(rng, c, levels, size) for c in counts)
         yield wins + 0.5 * ties, losses + 0.5 * ties
         done += size
+
+
+def _poisson_sums(rng: np.random.Generator, means: np.ndarray, levels: np.ndarray,
+                  size: int) -> np.ndarray:
+    """Σ_level weight · Poisson(means) for ``size`` replicates: (size, P).
+
+    Only positive means are drawn: a Poisson(0) draw is 0 and consumes no random numbers,
+    so the stream and the sums equal those of drawing every entry (e.g. no ties at all).
+    """
+    drawn = np.zeros((size,) + means.shape)
+    positive = means > 0
+    drawn[:, positive] = rng.poisson(means[positive], size=(size, int(positive.sum())))
+    return np.tensordot(drawn, levels, axes=([1], [0]))
 
 
 def resample_counts(n_units: int, n_bootstrap: int, rng: np.random.Generator) -> np.ndarray:
