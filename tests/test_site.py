@@ -296,9 +296,11 @@ def output_is(text: str) -> str:
             f".some(e => e.innerText.trim() === {json.dumps(text)})")
 
 
-def output_starting(prefix: str) -> str:
-    """A JS expression: the text of the first output area that starts with ``prefix``."""
-    return ("[...document.querySelectorAll('.jp-OutputArea-output')].map(e => e.innerText.trim())"
+def output_line(prefix: str) -> str:
+    """A JS expression: the first line of any output area that starts with ``prefix``
+    (a cell's prints share one output area)."""
+    return ("[...document.querySelectorAll('.jp-OutputArea-output')]"
+            ".flatMap(e => e.innerText.split('\\n')).map(t => t.trim())"
             f".find(t => t.startsWith({json.dumps(prefix)}))")
 
 
@@ -377,16 +379,16 @@ def test_kernel_worker_calls_the_webgpu_bridge_without_numpy(repl: Repl) -> None
     (SwiftShader here), and a kNN call with plain lists matches the numpy reference."""
     from arenalite.models import predict
 
-    repl.wait_for(output_starting("adapter:"), 180_000)
-    adapter = repl.page.evaluate(output_starting("adapter:"))
+    repl.wait_for(output_line("adapter:"), 180_000)
+    adapter = repl.page.evaluate(output_line("adapter:"))
     assert "swiftshader" in adapter.lower(), adapter
-    repl.wait_for(output_starting("numpy imported:"), 120_000)
-    knn = repl.page.evaluate(output_starting("knn:"))
+    repl.wait_for(output_line("numpy imported:"), 120_000)
+    knn = repl.page.evaluate(output_line("knn:"))
     gpu = json.loads(knn.removeprefix("knn:").strip())
     ref = predict({"name": "knn", "k": 3}, KNN_TRAIN, KNN_Y, KNN_TEST, "binary")
     assert len(gpu) == ref.size
     assert max(abs(a - b) for a, b in zip(gpu, ref.ravel(), strict=True)) < 1e-6
-    assert repl.page.evaluate(output_starting("numpy imported:")) == "numpy imported: False"
+    assert repl.page.evaluate(output_line("numpy imported:")) == "numpy imported: False"
     assert any("/webgpu_bridge/src/index.js" in u for u in repl.requests)
     assert repl.browser.blocked == []
 
