@@ -239,3 +239,14 @@ def test_unreachable_cdn_gives_one_warning_and_a_cdn_site(
     assert "python-dateutil" in err and "python build.py fetch" in err
     lock = json.loads((build.VENDORED / "pyodide-lock.json").read_text())
     assert lock["packages"]["numpy"]["file_name"] == offline_cdn + cdn.file_name("numpy")
+
+
+def test_a_full_distribution_needs_no_download(cdn: Cdn, cache: Path,
+                                               pyodide_package: tuple[Path, list[Path]]) -> None:
+    """--pyodide-dist DIR: the numeric packages come from there, none from the CDN."""
+    package, kernel = pyodide_package
+    (cdn.folder / "pyodide-lock.json").write_text(json.dumps(cdn.lock))
+    mode = build.vendor_pyodide(package, kernel, cdn.folder, offline=False, cdn=cdn.url)
+    assert mode["numeric"] == "vendored" and cdn.requests == []
+    lock = json.loads((build.VENDORED / "pyodide-lock.json").read_text())
+    assert lock["packages"]["sympy"]["file_name"] == cdn.file_name("sympy")  # all of it
