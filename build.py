@@ -218,10 +218,15 @@ def lock_files(lock: Mapping, keys: Iterable[str], cache: Path, cdn: str | None 
         start = step(f"downloading {len(missing)} packages from {cdn}")
         for i, key in enumerate(missing, 1):
             file_name = entries[key]["file_name"]
+            print(f"[build]   ({i}/{len(missing)}) {file_name} ", end="", flush=True)
             began = time.perf_counter()
-            size = download(cdn + file_name, cache / file_name, entries[key]["sha256"], timeout)
-            print(f"[build]   ({i}/{len(missing)}) {file_name} {size / 2**20:.1f} MiB "
-                  f"({time.perf_counter() - began:.1f}s)", flush=True)
+            try:
+                size = download(cdn + file_name, cache / file_name, entries[key]["sha256"],
+                                timeout)
+            except BaseException:
+                print("failed", flush=True)
+                raise
+            print(f"{size / 2**20:.1f} MiB ({time.perf_counter() - began:.1f}s)", flush=True)
         print(f"[build]   done ({time.perf_counter() - start:.1f}s)")
         missing = []
     return {key: cache / e["file_name"] for key, e in entries.items() if key not in missing}
