@@ -6,8 +6,9 @@ JupyterLite kernel (``sys.platform == "emscripten"``) it installs arenalite from
 site's piplite index; in CPython it does nothing (arenalite is installed there). Then
 ``browser.require_numeric()`` turns numeric packages that Pyodide could not fetch (a site
 built without them, opened offline: ``piplite.install`` does not fail then) into one clear
-error that says from where and how to fix it. Its top-level ``await`` is valid in IPython; tests/test_notebooks.py compiles cells with
-``ast.PyCF_ALLOW_TOP_LEVEL_AWAIT`` so that the same cell runs unchanged in CPython.
+error that says from where and how to fix it. Its top-level ``await`` is valid in
+IPython; tests/test_notebooks.py compiles cells with ``ast.PyCF_ALLOW_TOP_LEVEL_AWAIT``
+so that the same cell runs unchanged in CPython.
 """
 
 from __future__ import annotations
