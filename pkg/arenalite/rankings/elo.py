@@ -310,7 +310,8 @@ def _chord(win: np.ndarray, theta0: np.ndarray, tol: float, max_iter: int,
             break
         th = theta[active]
         e = np.exp(th - th.max(axis=1, keepdims=True))
-        share = total[active] / (e[:, :, None] + e[:, None, :])
+        share = e[:, :, None] + e[:, None, :]
+        np.divide(total if active.size == b else total[active], share, out=share)
         grad = wins[active] - e * share.sum(axis=2)
         step = grad @ inverse
         step -= step.mean(axis=1, keepdims=True)
