@@ -175,3 +175,15 @@ def test_poisson_sums_skip_zero_means_without_changing_the_stream():
     every = np.random.default_rng(1).poisson(means, size=(4,) + means.shape)
     np.testing.assert_array_equal(elo._poisson_sums(np.random.default_rng(1), means, levels, 4),
                                   np.tensordot(every, levels, axes=([1], [0])))
+
+
+def test_win_matrix_of_complete_days_equals_the_day_sums():
+    rng = np.random.default_rng(10)
+    points = rng.choice([0.0, 0.5, 1.0], size=(6, 10))
+    weights = rng.uniform(0.1, 1.0, 6)
+    pairs = np.vstack(np.triu_indices(5, 1))
+    won, lost = elo.day_pair_sums(points, weights)
+    expected = elo.pair_sums_to_matrix(won.sum(axis=0), lost.sum(axis=0), pairs, 5)
+    np.testing.assert_allclose(elo.win_matrix(points, weights, pairs, 5), expected, rtol=1e-14)
+    always = np.ones((6, 10))  # the first model of every pair always wins: losses stay exactly 0
+    assert (elo.win_matrix(always, weights, pairs, 5)[pairs[1], pairs[0]] == 0.0).all()

@@ -174,7 +174,13 @@ def day_pair_sums(points: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, 
 
 
 def win_matrix(points: np.ndarray, weights: np.ndarray, pairs: np.ndarray, m: int) -> np.ndarray:
-    """Weighted win matrix W (M × M): W_ij = weighted points of i against j."""
+    """Weighted win matrix W (M × M): W_ij = weighted points of i against j.
+
+    When every pair met on every match day the sums are two weighted products over the
+    days (no K × P temporaries of weighted points).
+    """
+    if not np.isnan(points).any():
+        return pair_sums_to_matrix(weights @ points, weights @ (1.0 - points), pairs, m)
     won, lost = day_pair_sums(points, weights)
     return pair_sums_to_matrix(won.sum(axis=0), lost.sum(axis=0), pairs, m)
 
