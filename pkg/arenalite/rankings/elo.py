@@ -130,10 +130,14 @@ def battle_points(scores: np.ndarray, tie_threshold: float) -> tuple[np.ndarray,
     Returns ``(points, pairs)``: points is K × P, pairs the (2, P) model indices.
     NaN marks a pair that did not meet that day (one of the two has no score).
     """
-    m = scores.shape[1]
+    k, m = scores.shape
     pairs = np.vstack(np.triu_indices(m, 1))
-    diff = scores[:, pairs[0]]
-    diff -= scores[:, pairs[1]]
+    diff = np.empty((k, pairs.shape[1]))
+    start = 0
+    for i in range(m - 1):  # the pairs (i, j > i) are one block: slices, no gathers
+        stop = start + m - 1 - i
+        np.subtract(scores[:, i:i + 1], scores[:, i + 1:], out=diff[:, start:stop])
+        start = stop
     return _points(diff, tie_threshold, out=diff), pairs
 
 
