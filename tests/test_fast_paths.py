@@ -187,3 +187,13 @@ def test_win_matrix_of_complete_days_equals_the_day_sums():
     np.testing.assert_allclose(elo.win_matrix(points, weights, pairs, 5), expected, rtol=1e-14)
     always = np.ones((6, 10))  # the first model of every pair always wins: losses stay exactly 0
     assert (elo.win_matrix(always, weights, pairs, 5)[pairs[1], pairs[0]] == 0.0).all()
+
+
+def test_records_formatted_once_per_distinct_record():
+    wins, losses = np.array([3, 0, 3, 1, 0]), np.array([1, 0, 1, 2, 4])
+    ties = np.array([0, 0, 0, 1, 0])
+    n = wins + losses + ties
+    with np.errstate(invalid="ignore"):
+        share = np.where(n > 0, (wins + 0.5 * ties) / np.maximum(n, 1), np.nan)
+    assert elo._format_record(wins, losses, ties, share) == [
+        "3–1 (75.0 %)", "0–0 (no battles)", "3–1 (75.0 %)", "1–2–1 (37.5 %)", "0–4 (0.0 %)"]
