@@ -2,18 +2,21 @@
 
 A Benchmark is built by :func:`arenalite.load_df`; it holds the data and hands it
 to the pure functions in :mod:`arenalite.rankings` and :mod:`arenalite.stats`,
-which return result objects. Selection methods return new Benchmarks.
+which return result objects. Each method is one of those functions (:class:`method_of`:
+same signature and docstring). Selection methods return new Benchmarks.
 
-Internal data (read by the method modules, never mutated):
+Data, read by the method modules through these read-only properties, never mutated:
 
-``_long``
+``long_``
     one row per (model, dataset[, seed]) with columns ``model``, ``dataset``,
     ``seed`` (only when seeds were given), ``metric``, ``score`` (raw) and
     ``norm`` (normalized to [0, 1]-ish, 1 = best, direction already applied).
 ``scores_``
     normalized model × dataset DataFrame (mean over seeds).
-``_raw``
+``raw_``
     raw model × dataset DataFrame (mean over seeds).
+``norm_low_`` / ``norm_high_``
+    per-dataset raw scores that normalize to 0 and to 1.
 ``metrics_`` / ``directions_``
     Series indexed by dataset: the metric name as given and ``"max"``/``"min"``.
 ``has_seeds``
@@ -22,12 +25,54 @@ Internal data (read by the method modules, never mutated):
 
 from __future__ import annotations
 
+import importlib
+import inspect
+import types
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 if TYPE_CHECKING:
     from .results import Result
+
+
+class method_of:
+    """A method that calls ``function(self, ...)`` from a method module, documented by it.
+
+    ``aggregate_ranking = method_of(".rankings.aggregate")`` in a class body gives the
+    class a method ``aggregate_ranking`` that runs
+    ``arenalite.rankings.aggregate.aggregate_ranking(self, ...)``. The method shows that
+    function's own signature and docstring (``help()``, ``inspect.signature``, IDEs), so
+    each method's parameters, defaults and docs have one source. The module is imported
+    at the method's first look-up, which keeps ``import arenalite`` light.
+    """
+
+    def __init__(self, module: str, function: str | None = None) -> None:
+        self.module, self.function = module, function
+        self.target: Callable[..., Any] | None = None
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.function = self.function or name
+
+        def method(obj: Any, /, *args: Any, **kwargs: Any) -> Any:
+            return self.target(obj, *args, **kwargs)  # type: ignore[misc]
+
+        method.__name__, method.__qualname__ = name, f"{owner.__qualname__}.{name}"
+        method.__module__ = owner.__module__
+        self.method = method
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        if self.target is None:  # first look-up: import, then copy the documentation
+            self.target = getattr(importlib.import_module(self.module, __package__),
+                                  self.function)
+            signature = inspect.signature(self.target)
+            first, *rest = signature.parameters.values()
+            self.method.__doc__ = self.target.__doc__
+            self.method.__signature__ = signature.replace(  # type: ignore[attr-defined]
+                parameters=[first.replace(name="self", annotation=inspect.Parameter.empty),
+                            *rest])
+        return self.method if instance is None else types.MethodType(self.method, instance)
 
 
 class Benchmark:
@@ -140,97 +185,32 @@ class Benchmark:
         complete = self.scores_.notna().all(axis=1)
         return self._subset([m for m in self.models_ if complete[m]], self.datasets_)
 
-    # ---- rankings (arenalite.rankings) -------------------------------------------
-    def aggregate_ranking(self, agg: str = "trimmed_mean") -> Result:
-        from .rankings.aggregate import aggregate_ranking
-
-        return aggregate_ranking(self, agg=agg)
-
-    def iqm_ranking(self, n_bootstrap: int = 1000, random_state: Any = None) -> Result:
-        from .rankings.iqm import iqm_ranking
-
-        return iqm_ranking(self, n_bootstrap=n_bootstrap, random_state=random_state)
-
-    def elo_ranking(
-        self,
-        n_bootstrap: int = 1000,
-        random_state: Any = None,
-        tie_threshold: float | None = None,
-        calibration_model: str | None = None,
-        resampling: str = "dataset",
-    ) -> Result:
-        from .rankings.elo import elo_ranking
-
-        return elo_ranking(self, n_bootstrap=n_bootstrap, random_state=random_state,
-                           tie_threshold=tie_threshold, calibration_model=calibration_model,
-                           resampling=resampling)
-
-    def leaderboard(
-        self,
-        *,
-        calibration_model: str | None = None,
-        calibration_elo: float = 1000.0,
-        n_bootstrap: int = 200,
-        random_state: Any = None,
-        resampling: str = "dataset",
-    ) -> Result:
-        from .rankings.leaderboard import leaderboard
-
-        return leaderboard(self, calibration_model=calibration_model,
-                           calibration_elo=calibration_elo, n_bootstrap=n_bootstrap,
-                           random_state=random_state, resampling=resampling)
-
-    def normalized_error_ranking(self) -> Result:
-        from .rankings.normalized_error import normalized_error_ranking
-
-        return normalized_error_ranking(self)
-
-    def improvability_ranking(self, normalized: bool = False, dummy: Any = None) -> Result:
-        from .rankings.improvability import improvability_ranking
-
-        return improvability_ranking(self, normalized=normalized, dummy=dummy)
-
-    def performance_profiles(self) -> Result:
-        from .rankings.profiles import performance_profiles
-
-        return performance_profiles(self)
-
-    def compare_rankings(self) -> Result:
-        from .rankings.compare import compare_rankings
-
-        return compare_rankings(self)
-
-    # ---- statistics (arenalite.stats) --------------------------------------------
-    def frequentist_comparison(self, reference: str | None = None, alpha: float = 0.05) -> Result:
-        from .stats.frequentist import frequentist_comparison
-
-        return frequentist_comparison(self, reference=reference, alpha=alpha)
-
-    def bayesian_comparison(
-        self,
-        rope: float = 0.01,
-        reference: str | None = None,
-        pairs: Any = None,
-        random_state: Any = None,
-    ) -> Result:
-        from .stats.bayesian import bayesian_comparison
-
-        return bayesian_comparison(self, rope=rope, reference=reference, pairs=pairs,
-                                   random_state=random_state)
+    # ---- rankings (arenalite.rankings) and statistics (arenalite.stats) ------------
+    # Each method is its module's function; help(bench.elo_ranking) shows its docs.
+    aggregate_ranking = method_of(".rankings.aggregate")
+    iqm_ranking = method_of(".rankings.iqm")
+    elo_ranking = method_of(".rankings.elo")
+    leaderboard = method_of(".rankings.leaderboard")
+    normalized_error_ranking = method_of(".rankings.normalized_error")
+    improvability_ranking = method_of(".rankings.improvability")
+    performance_profiles = method_of(".rankings.profiles")
+    compare_rankings = method_of(".rankings.compare")
+    frequentist_comparison = method_of(".stats.frequentist")
+    bayesian_comparison = method_of(".stats.bayesian")
+    gate = method_of(".stats.gate")
 
     def rank_sensitivity(self, other: Benchmark, label: Any = "a", other_label: Any = "b",
                          **kwargs: Any) -> Result:
-        """Kendall τ-b between this Benchmark's ranking and ``other``'s (see BenchmarkGroup)."""
+        """Kendall τ-b between this Benchmark's ranking and ``other``'s.
+
+        The two become the conditions ``label`` and ``other_label`` of a BenchmarkGroup;
+        the keyword arguments (agg, n_bootstrap, confidence, random_state) are those of
+        :meth:`BenchmarkGroup.rank_sensitivity`, documented there.
+        """
         if not isinstance(other, Benchmark):
             raise TypeError(f"other must be a Benchmark, got {type(other).__name__}")
         group = BenchmarkGroup({label: self, other_label: other}, "condition")
         return group.rank_sensitivity(label, other_label, **kwargs)
-
-    def gate(self, candidate: Any, reference: str, margin: float | None = None,
-             alpha: float = 0.05) -> Result:
-        from .stats.gate import gate
-
-        return gate(self, candidate, reference, margin=margin, alpha=alpha)
 
 
 class BenchmarkGroup:
@@ -318,7 +298,4 @@ class BenchmarkGroup:
     def __repr__(self) -> str:
         return f"BenchmarkGroup({self.condition_col}: {self.conditions_!r})"
 
-    def rank_sensitivity(self, *args: Any, **kwargs: Any) -> Result:
-        from .stats.sensitivity import rank_sensitivity
-
-        return rank_sensitivity(self, *args, **kwargs)
+    rank_sensitivity = method_of(".stats.sensitivity")
