@@ -69,6 +69,7 @@ def test_group_rank_sensitivity_shows_its_function():
     assert "confidence" in inspect.signature(BenchmarkGroup.rank_sensitivity).parameters
 
 
+@pytest.mark.needs_processes
 def test_importing_the_benchmark_loads_no_method_module():
     code = ("import sys, arenalite.benchmark; "
             "print(sorted(m for m in sys.modules if m.startswith(('arenalite.rankings', "
