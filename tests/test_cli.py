@@ -4,13 +4,13 @@ mistake ends with ``arenalite: error: <message>`` and exit status 2, never a tra
 from __future__ import annotations
 
 import json
+import struct
 import subprocess
 import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from PIL import Image
 
 from arenalite.cli import build_parser, flag_message, main, read_config
 from arenalite.report import csv_safe, format_column, html_table
@@ -23,6 +23,15 @@ def seeded_csv(tmp_path, seeded):
     path = tmp_path / "results.csv"
     seeded.to_csv(path, index=False)
     return path
+
+
+def png_dpi(path: Path) -> tuple[float, float]:
+    """Horizontal and vertical dpi from a PNG's pHYs chunk (pixels per metre)."""
+    data = path.read_bytes()
+    start = data.index(b"pHYs") + 4
+    x, y, unit = struct.unpack(">IIB", data[start:start + 9])
+    assert unit == 1  # metres
+    return x * 0.0254, y * 0.0254
 
 
 def fails(argv: list[str], capsys) -> str:
@@ -65,7 +74,7 @@ def test_format_writes_each_format_and_pngs_at_150_dpi(tmp_path, seeded_csv):
                  "--format", "png,svg,pdf", "-o", str(out)]) == 0
     assert (out / "aggregate.svg").read_text().lstrip().startswith("<?xml")
     assert (out / "aggregate.pdf").read_bytes().startswith(b"%PDF")
-    dpi = Image.open(out / "aggregate.png").info["dpi"]
+    dpi = png_dpi(out / "aggregate.png")
     assert min(dpi) >= 149.9
 
 
