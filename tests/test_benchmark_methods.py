@@ -46,7 +46,9 @@ def test_method_has_the_function_signature_and_docstring(four_models, name, modu
 def test_help_of_elo_ranking_documents_every_parameter(four_models):
     bench = load(four_models, norm_ref_low=0.0, norm_ref_high=1.0)
     text = pydoc.render_doc(bench.elo_ranking, renderer=pydoc.plaintext)
-    assert "elo_ranking(n_bootstrap: 'int' = 1000, random_state" in text
+    start = text.index("elo_ranking(")
+    signature = text[start:text.index(")", start)]  # its layout varies by Python version
+    assert "n_bootstrap" in signature and "= 1000" in signature and "self" not in signature
     for line in ("tie_threshold : float or None", "calibration_model : str or None",
                  "resampling : str", "EloResult"):
         assert line in text
