@@ -266,12 +266,14 @@ def print_table(workload: str, results: dict[str, tuple[list[dict], dict, str | 
         if error:
             print(f"{runtime}: FAILED ({error})")
             continue
-        tracemalloc_peak = max((r["peak_MB"] or 0.0) for r in rows)
-        peak = info.get("max_rss_MB") or tracemalloc_peak
+        peaks = [r["peak_MB"] for r in rows if r["peak_MB"] is not None]
+        peak = info.get("max_rss_MB") or max(peaks, default=None)
         kind = "max RSS" if info.get("max_rss_MB") else "largest tracemalloc peak"
         target = TARGET_PEAK_MB.get(workload, {}).get(runtime)
-        verdict = f", target {target:.0f} MB, ×{peak / target:.2f}" if target else ""
-        print(f"{runtime}: {kind} {peak:.0f} MB{verdict}; reference (sort of 2e6 floats) "
+        memory = (f"{kind} {peak:.0f} MB" + (f", target {target:.0f} MB, ×{peak / target:.2f}"
+                                               if target else "")
+                  if peak is not None else "no peak measured (--no-memory)")
+        print(f"{runtime}: {memory}; reference (sort of 2e6 floats) "
               f"{1e3 * info['reference_seconds']:.1f} ms; intp {info['intp_bits']} bits; "
               f"arenalite from {info['arenalite']}")
 
