@@ -25,6 +25,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pandas as pd
 
 from ..params import check_n_bootstrap, make_rng
 from ..progress import Progress
@@ -299,8 +300,12 @@ def iqm_ranking(benchmark: Benchmark, n_bootstrap: int = 1000,
     if counts.max() < 2:
         raise ValueError("iqm_ranking() needs multiple seeds per dataset, but every (model, "
                          "dataset) cell has a single seed; use aggregate_ranking() instead")
-    order = long.assign(_seed=long["seed"].astype(str))  # deterministic, whatever the row order
-    runs = order.sort_values(["model", "dataset", "_seed"], kind="stable")
+    # Rows by (model, dataset, seed as text): deterministic, whatever the row order; sorted
+    # integer codes of each key (hashing) instead of a three-column string sort.
+    codes = [pd.factorize(long[key] if key != "seed" else long[key].astype(str), sort=True)[0]
+             for key in ("model", "dataset", "seed")]
+    order = np.lexsort(codes[::-1])
+    runs = long.iloc[order]
     models = runs["model"].to_numpy()
     values = runs["norm"].to_numpy(dtype=float)
     first = np.flatnonzero(np.r_[True, models[1:] != models[:-1]])
