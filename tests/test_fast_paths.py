@@ -197,3 +197,19 @@ def test_records_formatted_once_per_distinct_record():
         share = np.where(n > 0, (wins + 0.5 * ties) / np.maximum(n, 1), np.nan)
     assert elo._format_record(wins, losses, ties, share) == [
         "3–1 (75.0 %)", "0–0 (no battles)", "3–1 (75.0 %)", "1–2–1 (37.5 %)", "0–4 (0.0 %)"]
+
+
+@pytest.mark.parametrize("missing", [False, True])
+def test_dataset_pair_sums_equal_grouped_day_sums(missing):
+    rng = np.random.default_rng(11)
+    points = rng.choice([0.0, 0.5, 1.0], size=(9, 6))
+    if missing:
+        points[[1, 4], [2, 5]] = np.nan
+    codes = np.array([2, 0, 2, 0, 1, 2, 1, 0, 2])
+    weights = 1.0 / (6 * np.bincount(codes)[codes])  # equal weights within each dataset
+    won, lost = elo.day_pair_sums(points, weights)
+    got = elo.dataset_pair_sums(points, weights, codes, 4)
+    for side, day in zip(got, (won, lost), strict=True):
+        np.testing.assert_allclose(side, elo.group_sums(day, codes, 4), rtol=1e-14, atol=0)
+    always = elo.dataset_pair_sums(np.ones((9, 6)), weights, codes, 4)[1]
+    assert (always == 0.0).all()  # a side without points stays exactly 0

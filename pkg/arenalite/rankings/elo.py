@@ -488,6 +488,38 @@ def group_sums(rows: np.ndarray, groups: np.ndarray, n_groups: int) -> np.ndarra
     return out
 
 
+def dataset_pair_sums(points: np.ndarray, weights: np.ndarray, codes: np.ndarray,
+                      n_datasets: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per-dataset (won, lost) pair sums, (n_datasets, P) each, of the match days' points.
+
+    Every match day of a dataset weighs the same, so each side is the weight times a sum
+    of points over the dataset's days: points are multiples of ½, so those sums (and
+    battles − points) are exact and a side without points stays exactly 0. One pass over
+    the K × P points, no weighted copies. (Days with unequal weights within a dataset
+    fall back to summing :func:`day_pair_sums`.)
+    """
+    order = np.argsort(codes, kind="stable")
+    if np.any(order != np.arange(len(codes))):
+        points, weights, codes = points[order], weights[order], codes[order]
+    present, starts = np.unique(codes, return_index=True)
+    if not np.array_equal(weights, np.repeat(weights[starts], np.diff(np.append(starts,
+                                                                                len(codes))))):
+        won, lost = day_pair_sums(points, weights)
+        return group_sums(won, codes, n_datasets), group_sums(lost, codes, n_datasets)
+    met = ~np.isnan(points)
+    if met.all():
+        battles = np.diff(np.append(starts, len(codes)))[:, None].astype(float)
+        scored = np.add.reduceat(points, starts, axis=0)
+    else:
+        battles = np.add.reduceat(met, starts, axis=0).astype(float)
+        scored = np.add.reduceat(np.where(met, points, 0.0), starts, axis=0)
+    won, lost = np.zeros((2, n_datasets, points.shape[1]))
+    weight = weights[starts, None]
+    won[present] = weight * scored
+    lost[present] = weight * (battles - scored)
+    return won, lost
+
+
 def unit_bootstrap_pair_sums(won: np.ndarray, lost: np.ndarray, counts: np.ndarray,
                              chunk: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Yield (won, lost), each (chunk, P): ``counts @`` the per-unit pair sums (U, P).
@@ -714,11 +746,9 @@ class Tournament:
 
     def unit_pair_sums(self, scheme: str) -> tuple[np.ndarray, np.ndarray]:
         """Per-unit (won, lost) pair sums, (U, P) each: match days ("split") or datasets."""
-        won, lost = day_pair_sums(self.points, self.weights)
         if scheme == "split":
-            return won, lost
-        n = len(self.datasets)
-        return group_sums(won, self.codes, n), group_sums(lost, self.codes, n)
+            return day_pair_sums(self.points, self.weights)
+        return dataset_pair_sums(self.points, self.weights, self.codes, len(self.datasets))
 
 
 def tournament(benchmark: Benchmark, tie_threshold: float) -> Tournament:
