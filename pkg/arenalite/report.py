@@ -75,14 +75,26 @@ def write_table(table: pd.DataFrame, path: Path) -> Path:
     return path
 
 
-def save_figure(figure: Any, stem: Path, formats: Sequence[str]) -> list[Path]:
-    """Save ``figure`` as ``stem.<format>`` for each format; PNGs at :data:`DPI`."""
+def save_figure(figure: Any, stem: Path, formats: Sequence[str],
+                png: bytes | None = None) -> list[Path]:
+    """Save ``figure`` as ``stem.<format>`` for each format; PNGs at :data:`DPI`. ``png``, the
+    figure already rendered by :func:`png_bytes`, is written as it is instead of drawn again."""
     paths = []
     for fmt in formats:
         path = stem.with_suffix(f".{fmt}")
-        figure.savefig(path, dpi=DPI, format=fmt)
+        if fmt == "png" and png is not None:
+            path.write_bytes(png)
+        else:
+            figure.savefig(path, dpi=DPI, format=fmt)
         paths.append(path)
     return paths
+
+
+def png_bytes(figure: Any) -> bytes:
+    """``figure`` rendered as PNG at :data:`DPI`."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, dpi=DPI, format="png")
+    return buffer.getvalue()
 
 
 def parse_formats(text: str) -> tuple[str, ...]:
@@ -95,15 +107,19 @@ def parse_formats(text: str) -> tuple[str, ...]:
     return formats
 
 
-def write_outputs(result: Result, name: str, out: Path,
-                  formats: Sequence[str]) -> tuple[list[Path], Any]:
-    """Write ``name.csv`` and the figure files; return the paths and the Figure (or None)."""
+def write_outputs(result: Result, name: str, out: Path, formats: Sequence[str], *,
+                  embed: bool = False) -> tuple[list[Path], str]:
+    """Write ``name.csv`` and the figure files; return the paths and, with ``embed``, the
+    figure as an HTML ``<img>`` ("" otherwise or without a figure). The PNG is drawn once,
+    for its file and the page."""
     paths = [write_table(result.table, out / f"{name}.csv")]
     try:
         figure = result.plot()
     except NotImplementedError:
-        return paths, None
-    return paths + save_figure(figure, out / name, formats), figure
+        return paths, ""
+    png = png_bytes(figure) if embed or "png" in formats else None
+    paths += save_figure(figure, out / name, formats, png)
+    return paths, figure_html(figure, name, png) if embed else ""
 
 
 # ---- HTML ------------------------------------------------------------------------------
@@ -169,12 +185,11 @@ def report_table(name: str, result: Result) -> tuple[pd.DataFrame, str, str]:
     return result.table, "", f"{name}.csv"
 
 
-def figure_html(figure: Any, name: str) -> str:
+def figure_html(figure: Any, name: str, png: bytes | None = None) -> str:
     """The figure as an embedded PNG (the page stays one self-contained file), shown at its
-    size in inches (120 CSS px each) so its text stays near the page's at any figure size."""
-    buffer = io.BytesIO()
-    figure.savefig(buffer, dpi=DPI, format="png")
-    encoded = base64.b64encode(buffer.getvalue()).decode("ascii")
+    size in inches (120 CSS px each) so its text stays near the page's at any figure size;
+    ``png`` is the figure already rendered by :func:`png_bytes`."""
+    encoded = base64.b64encode(png_bytes(figure) if png is None else png).decode("ascii")
     width = round(figure.get_figwidth() * 120)
     return (f'<img alt="{html.escape(name)} figure" width="{width}" '
             f'src="data:image/png;base64,{encoded}">')
@@ -278,12 +293,11 @@ def write_report(benchmark: Benchmark, out: Path, run: Callable[[str], Result], 
             sections.append(f"{anchor}<p><em>Not applicable: {html.escape(str(error))}</em></p>")
             continue
         results[name] = result
-        paths, figure = write_outputs(result, name, out, formats)
+        paths, image = write_outputs(result, name, out, formats, embed=True)
         log(f"{name}: wrote " + ", ".join(p.name for p in paths))
         table, intro, csv_name = report_table(name, result)
         if table is not result.table:
             write_table(table, out / csv_name)
-        image = figure_html(figure, name) if figure is not None else ""
         intro_html = f'<p class="note">{intro}</p>' if intro else ""
         sections.append(f"{anchor}{image}{intro_html}{html_table(table, csv_name)}")
     size = f"{len(benchmark.models_)} models × {len(benchmark.datasets_)} datasets"
