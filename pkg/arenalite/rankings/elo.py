@@ -253,6 +253,7 @@ def _newton(win: np.ndarray, theta0: np.ndarray | None, tol: float,
     wins = win.sum(axis=2)
     theta = np.zeros((b, m)) if theta0 is None else np.array(theta0, dtype=float, copy=True)
     active = np.arange(b)
+    base = None  # log-likelihood at θ: the last accepted trial's, not evaluated twice
     for _ in range(max_iter):
         if active.size == 0:
             break
@@ -263,19 +264,23 @@ def _newton(win: np.ndarray, theta0: np.ndarray | None, tol: float,
         lap = -h
         lap[:, np.arange(m), np.arange(m)] = h.sum(axis=2)
         step = np.linalg.solve(lap + 1.0 / m, grad[..., None])[..., 0]
-        base = _log_likelihood(th, w)
+        if base is None:
+            base = _log_likelihood(th, w)
         scale = np.ones(active.size)
         new = th + step
         for _ in range(50):
-            worse = _log_likelihood(new, w) < base - 1e-12 * np.abs(base)
+            value = _log_likelihood(new, w)
+            worse = value < base - 1e-12 * np.abs(base)
             if not worse.any():
                 break
             scale[worse] *= 0.5
             new[worse] = th[worse] + scale[worse, None] * step[worse]
+        else:
+            value = _log_likelihood(new, w)
         new -= new.mean(axis=1, keepdims=True)
         theta[active] = new
-        moved = np.abs(new - th).max(axis=1)
-        active = active[moved >= tol]
+        going = np.abs(new - th).max(axis=1) >= tol
+        active, base = active[going], value[going]
     converged = np.ones(b, dtype=bool)
     converged[active] = False
     return theta, converged
@@ -315,14 +320,16 @@ def _chord(win: np.ndarray, theta0: np.ndarray, tol: float, max_iter: int,
     theta = np.array(np.broadcast_to(theta0, (b, m)), dtype=float)
     last_theta, last_step = np.zeros((b, m)), None
     active = np.arange(b)
+    buffer = np.empty_like(total)  # one (B, M, M) work array for every iteration
     for _ in range(max_iter):
         if active.size == 0:
             break
         th = theta[active]
         e = np.exp(th - th.max(axis=1, keepdims=True))
-        share = e[:, :, None] + e[:, None, :]
-        np.divide(total if active.size == b else total[active], share, out=share)
-        grad = wins[active] - e * share.sum(axis=2)
+        share = buffer[:active.size]
+        np.add(e[:, :, None], e[:, None, :], out=share)
+        np.divide(total, share, out=share)
+        grad = wins - e * share.sum(axis=2)
         step = grad @ inverse
         step -= step.mean(axis=1, keepdims=True)
         new = th + step
@@ -335,8 +342,9 @@ def _chord(win: np.ndarray, theta0: np.ndarray, tol: float, max_iter: int,
             new -= gamma[:, None] * (th - last_theta[active] + d_step)
         last_theta[active], last_step[active] = th, step
         theta[active] = new
-        moved = np.abs(step).max(axis=1)
-        active = active[~(moved < tol)]
+        going = ~(np.abs(step).max(axis=1) < tol)
+        if not going.all():  # the totals follow the active replicates, copied only then
+            active, total, wins = active[going], total[going], wins[going]
     converged = np.ones(b, dtype=bool)
     converged[active] = False
     theta[~np.isfinite(theta).all(axis=1)] = theta0
@@ -573,10 +581,12 @@ def _format_record(wins: np.ndarray, losses: np.ndarray, ties: np.ndarray,
                    share: np.ndarray) -> list[str]:
     """"W–L[–T] (share %)" per row; each distinct (W, L, T) is formatted once (the share
     follows from them), so 1000 models' million pairs cost a few hundred formats."""
-    distinct, first, inverse = np.unique(np.stack([wins, losses, ties], axis=1), axis=0,
-                                         return_index=True, return_inverse=True)
+    # one integer key per (W, L, T): a 1-D unique instead of a row-wise one
+    key = (wins * (losses.max(initial=0) + 1) + losses) * (ties.max(initial=0) + 1) + ties
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
     texts = []
-    for (w, lo, t), s in zip(distinct.tolist(), share[first], strict=True):
+    for w, lo, t, s in zip(wins[first].tolist(), losses[first].tolist(), ties[first].tolist(),
+                           share[first], strict=True):
         head = f"{w}–{lo}" + (f"–{t}" if t else "")
         texts.append(f"{head} ({100 * s:.1f} %)" if np.isfinite(s) else f"{head} (no battles)")
     return np.asarray(texts, dtype=object)[inverse.reshape(-1)].tolist()
