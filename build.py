@@ -283,10 +283,14 @@ def fetch(offline: bool) -> tuple[Path, list[Path]]:
     return package, sorted(wheels_dir.glob("*.whl"))
 
 
-def fetch_all(cdn: str = CDN) -> None:
-    """``build.py fetch``: everything the build downloads, the numeric packages included;
+def fetch_all(cdn: str = CDN, *, kernel_only: bool = False) -> None:
+    """``build.py fetch``: everything the build downloads, the numeric packages included
+    unless ``kernel_only`` (the test suite's set-up: its site loads no numeric package);
     any failure (an unreachable CDN too) is an error here."""
     package, _ = fetch(offline=False)
+    if kernel_only:
+        step(f"cache ready in {CACHE}/ (the kernel only: numeric packages not fetched)")
+        return
     lock = json.loads((package / "pyodide-lock.json").read_text(encoding="utf-8"))
     try:
         lock_files(lock, numeric_keys(lock), CACHE / "pyodide-packages", cdn)
@@ -573,11 +577,14 @@ def main(argv: list[str] | None = None) -> None:
                         help="base URL of the lock file's packages (env ARENALITE_PYODIDE_CDN; "
                         f"default {CDN})")
     parser.add_argument("--n-bootstrap", type=int, default=1000,
-                        help="bootstrap replicates of the demo report")
+                        help="bootstrap replicates of the demo report (default 1000)")
+    parser.add_argument("--kernel-only", action="store_true",
+                        help="with `fetch`: only what the kernel boots with (Pyodide's core, "
+                        "pure-Python wheels), not numpy/pandas/matplotlib/scipy from the CDN")
     args = parser.parse_args(argv)
     cdn = args.pyodide_cdn.rstrip("/") + "/"
     if args.command == "fetch":
-        fetch_all(cdn)
+        fetch_all(cdn, kernel_only=args.kernel_only)
         return
     server = open_port(args.output.resolve(), args.port) if args.command == "serve" else None
     out = build_site(args.output.resolve(), pyodide_dist=args.pyodide_dist,
