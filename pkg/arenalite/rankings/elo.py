@@ -71,6 +71,7 @@ ELO_SCALE = 400.0 / math.log(10.0)
 RULE_OF_THUMB_DELTAS = (0, 50, 100, 200, 400)
 _DRAW_BUDGET = 4_000_000  # random draws held in memory at once during the bootstrap
 _SOLVE_BUDGET = 2_000_000  # B · M · M entries per batched Newton solve
+_ANDERSON = 2  # iterates the chord's Anderson acceleration mixes
 EXACT_DRAW_LIMIT = 200_000_000  # battles × replicates above which "auto" uses Poisson
 SCHEMES = ("battle", "split", "dataset")
 BATTLE_DRAWS = ("auto", "multinomial", "poisson")  # ways of drawing the "battle" scheme
@@ -307,10 +308,12 @@ def _chord(win: np.ndarray, theta0: np.ndarray, tol: float, max_iter: int,
     is inverted once and each iteration is a single (B, M) @ (M, M) product instead of B
     linear solves. The expected scores use σ(θ_i − θ_j) = e_i / (e_i + e_j) with
     e = exp(θ − max θ): no transcendental function per pair. The chord iteration converges
-    linearly; Anderson acceleration of depth 1 (Walker & Ni 2011: mix the last two steps
-    by the γ minimizing the new residual) about halves the iterations to the same fixed
-    point. Replicates whose steps do not shrink below ``tol`` within ``max_iter``
-    iterations are reported as not converged.
+    linearly; Anderson acceleration of depth ``_ANDERSON`` (Walker & Ni 2011: mix the last
+    steps by the γ minimizing the new residual, a tiny ridge keeping the small Gram system
+    solvable) cuts the iterations to the same fixed point (depth 1 about halves them;
+    depth 2 saves a further fifth on 1000-model dataset replicates). Replicates whose
+    steps do not shrink below ``tol`` within ``max_iter`` iterations are reported as not
+    converged.
     """
     b, m, _ = win.shape
     total = win + np.swapaxes(win, 1, 2)
@@ -318,7 +321,8 @@ def _chord(win: np.ndarray, theta0: np.ndarray, tol: float, max_iter: int,
     if inverse is None:
         inverse = chord_inverse(win.mean(axis=0), theta0)
     theta = np.array(np.broadcast_to(theta0, (b, m)), dtype=float)
-    last_theta, last_step = np.zeros((b, m)), None
+    past_theta, past_step = np.zeros((_ANDERSON, b, m)), np.zeros((_ANDERSON, b, m))
+    k = 0  # iterates held in the history
     active = np.arange(b)
     buffer = np.empty_like(total)  # one (B, M, M) work array for every iteration
     for _ in range(max_iter):
@@ -333,14 +337,18 @@ def _chord(win: np.ndarray, theta0: np.ndarray, tol: float, max_iter: int,
         step = grad @ inverse
         step -= step.mean(axis=1, keepdims=True)
         new = th + step
-        if last_step is None:
-            last_step = np.zeros((b, m))
-        else:
-            d_step = step - last_step[active]
-            gamma = (step * d_step).sum(axis=1) / np.maximum((d_step * d_step).sum(axis=1),
-                                                               np.finfo(float).tiny)
-            new -= gamma[:, None] * (th - last_theta[active] + d_step)
-        last_theta[active], last_step[active] = th, step
+        if k:
+            d_theta = th - past_theta[:k, active]
+            d_step = step - past_step[:k, active]  # (k, A, M)
+            gram = np.einsum("kam,lam->akl", d_step, d_step)
+            gram += (1e-14 * np.trace(gram, axis1=1, axis2=2) + np.finfo(float).tiny
+                     )[:, None, None] * np.eye(k)
+            gamma = np.linalg.solve(gram, np.einsum("kam,am->ak", d_step, step)[..., None])
+            new -= np.einsum("ak,kam->am", gamma[..., 0], d_theta + d_step)
+        past_theta[1:, active], past_step[1:, active] = (past_theta[:-1, active],
+                                                          past_step[:-1, active])
+        past_theta[0, active], past_step[0, active] = th, step
+        k = min(k + 1, _ANDERSON)
         theta[active] = new
         going = ~(np.abs(step).max(axis=1) < tol)
         if not going.all():  # the totals follow the active replicates, copied only then
