@@ -11,6 +11,10 @@ worker's peak memory is its own:
 * ``many``: 1000 models × 50 datasets, no seeds (configurations of one family): load and
   every ranking, Elo at B = 100 (battle and dataset bootstrap).
 
+Each rankings workload prints two totals (load + every ranking): with Elo at its default
+resampling (what a user's plain calls cost; the dataset bootstrap since issue 11) and with
+Elo's battle bootstrap (comparable with older commits).
+
 Runtimes: ``cpython`` (this interpreter) and ``wasm32`` (``scripts/wasm_python.py``:
 CPython 3.15 on wasm32 with a 32-bit ``intp``, under a 2 GiB memory cap). Per step it
 prints the seconds of an untraced call (the least of ``--repeat`` calls), the tracemalloc
@@ -46,7 +50,8 @@ PKG = HERE.parent / "pkg"
 WORKLOADS = ("300k", "report", "many")
 RUNTIMES = ("cpython", "wasm32")
 WASM_MEMORY_BYTES = 2 * 2**30
-# (workload, step) → target seconds; (workload, "total") is load + every ranking.
+# (workload, step) → target seconds; (workload, "total") is load + every ranking, and
+# applies to both total rows (Elo at its default scheme, Elo battle; see ranking_steps).
 TARGET_SECONDS = {("300k", "total"): {"cpython": 4.0, "wasm32": 10.0},
                   ("300k", "elo dataset (B=1000)"): {"cpython": 2.0},
                   ("report", "arenalite report"): {"cpython": 3.0},
@@ -119,50 +124,69 @@ def dataset_bootstrap_supported(bench: Any) -> bool:
         "dataset" in getattr(elo, "RESAMPLING", ())
 
 
-def ranking_steps(bench: Any, elo_bootstrap: int, iqm_bootstrap: int | None
-                  ) -> list[tuple[str, bool, Callable[[], Any]]]:
-    """(name, counts in the total, call) for every ranking of ``bench``.
+TOTAL_DEFAULT = "total, Elo default scheme"
+TOTAL_BATTLE = "total, Elo battle scheme"
 
-    Elo is timed with the battle bootstrap (the scheme of d0d35ae, so before and after
-    compare) and, where this arenalite has it, with the dataset bootstrap (issue 11),
-    which has its own target and is not counted in the total.
+
+def elo_default_scheme(bench: Any) -> str:
+    """The resampling a plain ``elo_ranking()`` call uses ("battle" before issue 11)."""
+    if not dataset_bootstrap_supported(bench):
+        return "battle"
+    return inspect.signature(bench.elo_ranking).parameters["resampling"].default
+
+
+def ranking_steps(bench: Any, elo_bootstrap: int, iqm_bootstrap: int | None
+                  ) -> list[tuple[str, tuple[str, ...], Callable[[], Any]]]:
+    """(name, the totals it counts in, call) for every ranking of ``bench``.
+
+    Two totals: every ranking as a user's plain calls cost it (Elo at its default
+    resampling, the dataset bootstrap since issue 11), and every ranking with Elo's
+    battle bootstrap (the scheme of d0d35ae, so before and after compare).
     """
+    both = (TOTAL_DEFAULT, TOTAL_BATTLE)
     has_schemes = dataset_bootstrap_supported(bench)
-    battle = {"resampling": "battle"} if has_schemes else {}
-    steps: list[tuple[str, bool, Callable[[], Any]]] = [
-        ("aggregate", True, bench.aggregate_ranking)]
+    default = elo_default_scheme(bench)
+    steps: list[tuple[str, tuple[str, ...], Callable[[], Any]]] = [
+        ("aggregate", both, bench.aggregate_ranking)]
     if iqm_bootstrap:
-        steps.append((f"iqm (B={iqm_bootstrap})", True,
+        steps.append((f"iqm (B={iqm_bootstrap})", both,
                       lambda: bench.iqm_ranking(n_bootstrap=iqm_bootstrap, random_state=0)))
-    steps.append((f"elo (B={elo_bootstrap})", True,
+    battle = {"resampling": "battle"} if has_schemes else {}
+    battle_totals = both if default == "battle" else (TOTAL_BATTLE,)
+    steps.append((f"elo battle (B={elo_bootstrap})", battle_totals,
                   lambda: bench.elo_ranking(n_bootstrap=elo_bootstrap, random_state=0,
                                             **battle)))
     if has_schemes:
-        steps.append((f"elo dataset (B={elo_bootstrap})", False,
-                      lambda: bench.elo_ranking(n_bootstrap=elo_bootstrap, random_state=0,
-                                                resampling="dataset")))
-    steps += [("improvability", True, bench.improvability_ranking),
-              ("performance_profiles", True, bench.performance_profiles),
-              ("compare_rankings", True, bench.compare_rankings),
-              ("friedman + nemenyi", True, bench.frequentist_comparison)]
+        steps.append((f"elo dataset (B={elo_bootstrap})",
+                       (TOTAL_DEFAULT,) if default == "dataset" else (),
+                       lambda: bench.elo_ranking(n_bootstrap=elo_bootstrap, random_state=0,
+                                                 resampling="dataset")))
+    steps += [("improvability", both, bench.improvability_ranking),
+              ("performance_profiles", both, bench.performance_profiles),
+              ("compare_rankings", both, bench.compare_rankings),
+              ("friedman + nemenyi", both, bench.frequentist_comparison)]
     return steps
 
 
 def run_rankings(df: Any, seed: str | None, elo_bootstrap: int, iqm_bootstrap: int | None,
                  repeat: int, memory: bool) -> list[dict]:
-    """Load ``df`` and time every ranking; the last row is the total of the counted steps."""
+    """Load ``df`` and time every ranking; the last two rows are the totals (load + the
+    steps that count in each, see :func:`ranking_steps`)."""
     import arenalite
 
     rows = []
     bench, seconds, peak = measure(lambda: arenalite.load_df(
         df, seed=seed, norm_ref_low=0.0, norm_ref_high=1.0), repeat, memory, keep=True)
     rows.append({"step": "load", "seconds": seconds, "peak_MB": peak})
-    total = seconds
+    totals = {TOTAL_DEFAULT: seconds, TOTAL_BATTLE: seconds}
     for name, counted, fn in ranking_steps(bench, elo_bootstrap, iqm_bootstrap):
         _, seconds, peak = measure(fn, repeat, memory)
         rows.append({"step": name, "seconds": seconds, "peak_MB": peak})
-        total += seconds if counted else 0.0
-    rows.append({"step": "total", "seconds": total, "peak_MB": None})
+        for total in counted:
+            totals[total] += seconds
+    label = f"{TOTAL_DEFAULT} ({elo_default_scheme(bench)})"
+    rows.append({"step": label, "seconds": totals[TOTAL_DEFAULT], "peak_MB": None})
+    rows.append({"step": TOTAL_BATTLE, "seconds": totals[TOTAL_BATTLE], "peak_MB": None})
     return rows
 
 
@@ -246,16 +270,17 @@ def _cell(value: float | None, fmt: str) -> str:
 def print_table(workload: str, results: dict[str, tuple[list[dict], dict, str | None]]) -> None:
     """One table: a row per step, per runtime seconds, peak MB, ×reference and ×target."""
     steps = list(dict.fromkeys(r["step"] for rows, _, _ in results.values() for r in rows))
-    header = f"{'step':<24}"
+    header = f"{'step':<40}"
     for runtime in results:
         header += f" | {runtime:>8} s {'peak MB':>8} {'×ref':>6} {'×target':>8}"
     print(f"\n== {workload} ==\n{header}\n{'-' * len(header)}")
     for step in steps:
-        line = f"{step:<24}"
+        line = f"{step:<40}"
         for runtime, (rows, info, _) in results.items():
             row = next((r for r in rows if r["step"] == step), None)
             seconds = None if row is None else row["seconds"]
-            target = TARGET_SECONDS.get((workload, step), {}).get(runtime)
+            key = "total" if step.startswith("total") else step
+            target = TARGET_SECONDS.get((workload, key), {}).get(runtime)
             ratio = None if seconds is None or target is None else seconds / target
             ref = info.get("reference_seconds")
             line += (f" | {_cell(seconds, '10.3f')} {_cell(row and row['peak_MB'], '8.0f')} "
