@@ -416,3 +416,21 @@ def test_output_folder_that_cannot_be_made(tmp_path, seeded_csv, capsys):
     line = fails(["aggregate", str(seeded_csv), "-o", str(blocker / "out")], capsys)
     assert line.startswith(f"arenalite: error: cannot create the output folder "
                            f"{str(blocker / 'out')!r} (--output): ")
+
+
+def test_splits_of_the_gate_protocol_kinds(tmp_path, capsys):
+    from arenalite import splits
+
+    assert main(["splits", "iris", "--kind", "kfold", "-o", str(tmp_path / "k")]) == 0
+    kfold = splits.load(tmp_path / "k" / "iris.splits.json")
+    assert (kfold["kind"], kfold["n_folds"], kfold["n_repeats"]) == ("kfold", 5, 2)
+    assert main(["splits", "iris", "--kind", "random", "--n-repeats", "4", "--test-fraction",
+                 "0.25", "-o", str(tmp_path / "r")]) == 0
+    random = splits.load(tmp_path / "r" / "iris.splits.json")
+    assert (random["kind"], random["test_fraction"], len(random["splits"])) == ("random", 0.25, 4)
+    assert len(random["splits"][0]["test"]) == 38  # floor(0.25 · 150 + ½)
+    message = fails(["splits", "iris", "--kind", "random", "--test-fraction", "1.5",
+                     "-o", str(tmp_path / "bad")], capsys)
+    assert "--test-fraction must be strictly between 0 and 1, got 1.5" in message
+    message = fails(["splits", "iris", "--n-folds", "4", "-o", str(tmp_path / "bad")], capsys)
+    assert "--n-folds" in message and "kfold" in message

@@ -38,7 +38,8 @@ FLAGS = {
     "norm_ref_low": "--norm-ref-low", "norm_ref_high": "--norm-ref-high",
     "drop_incomplete": "--drop-incomplete", "n_bootstrap": "--n-bootstrap",
     "random_state": "--random-state", "candidate": "--candidate", "reference": "--reference",
-    "margin": "--margin",
+    "margin": "--margin", "n_repeats": "--n-repeats", "n_folds": "--n-folds",
+    "test_fraction": "--test-fraction",
 }
 """Library keyword → the CLI flag that sets it (the one place messages are translated)."""
 USER_ERRORS = (ValueError, TypeError, OSError)
@@ -189,8 +190,17 @@ def build_parser() -> argparse.ArgumentParser:
     splits = sub.add_parser("splits", help="persist the splits of bundled datasets as JSON",
                             parents=[common])
     splits.add_argument("datasets", nargs="+", help="bundled dataset names")
+    splits.add_argument("--kind", choices=["adaptive", "kfold", "random"], default="adaptive",
+                        help="adaptive: SPEC §6's 3-fold rule; kfold: repeated stratified k-fold "
+                             "(the gate protocol's 2 × 5); random: repeated stratified random "
+                             "splits (default: adaptive)")
     splits.add_argument("--n-repeats", type=int, default=None,
-                        help="override the adaptive repeat count of SPEC §6 (default: adaptive)")
+                        help="repeats (default: adaptive for --kind adaptive, 2 for kfold, "
+                             "10 for random)")
+    splits.add_argument("--n-folds", type=int, default=None,
+                        help="folds per repeat with --kind kfold (default 5)")
+    splits.add_argument("--test-fraction", type=float, default=None,
+                        help="share of rows tested per split with --kind random (default 0.3)")
     run = sub.add_parser("run", help="run in-context models on bundled datasets' splits",
                          parents=[common])
     run.add_argument("datasets", nargs="+", help="bundled dataset names")
@@ -258,15 +268,17 @@ def _split_path(folder: Path, dataset: str) -> Path:
     return folder / f"{dataset}.splits.json"
 
 
-def write_splits(names: Sequence[str], out: Path, n_repeats: int | None) -> list[Path]:
-    """Persist the SPEC §6 splits of bundled datasets as ``<name>.splits.json``."""
+def write_splits(names: Sequence[str], out: Path, **options: Any) -> list[Path]:
+    """Persist the splits of bundled datasets as ``<name>.splits.json``; ``options`` go to
+    :func:`arenalite.splits.make_splits` (``kind``, ``n_repeats``, ``n_folds``,
+    ``test_fraction``)."""
     from . import datasets, splits
 
     paths = []
     for name in names:
         data = datasets.load(name)
         persisted = splits.make_splits(data.n_rows, data.task, y=data.y, dataset=name,
-                                       n_repeats=n_repeats)
+                                       **options)
         paths.append(splits.save(persisted, _split_path(out, name)))
     return paths
 
@@ -311,7 +323,9 @@ def run_command(args: argparse.Namespace) -> int:
         raise OSError(f"cannot create the output folder {str(out)!r} (--output): "
                       f"{error.strerror}") from error
     if args.command == "splits":
-        for path in write_splits(args.datasets, out, args.n_repeats):
+        kind = None if args.kind == "adaptive" else args.kind
+        for path in write_splits(args.datasets, out, kind=kind, n_repeats=args.n_repeats,
+                                 n_folds=args.n_folds, test_fraction=args.test_fraction):
             print(path)
         return 0
     if args.command == "run":
