@@ -232,3 +232,23 @@ def test_lost_device_stops_the_run_with_a_message_and_never_hangs(served: str) -
     assert "lost" in status and "reload the page" in status, status
     assert reason.startswith("the GPU device was lost (destroyed"), reason
     assert run_disabled
+
+
+@pytest.mark.browser
+def test_landing_page_says_where_the_numeric_packages_come_from(site: Path, served: str) -> None:
+    """The front page reads build.py's SITE_INFO: CDN mode names the CDN and the fix."""
+    info = site / build.SITE_INFO
+    try:
+        with playwright_session() as p, chromium(p, served, webgpu=False) as browser:
+            page = browser.context.new_page()
+            info.write_text(json.dumps({"numeric": "cdn", "cdn": "https://cdn.example/full/"}))
+            page.goto(served + "/index.html")
+            page.wait_for_selector("#site-mode:not([hidden])")
+            text = page.inner_text("#site-mode")
+            assert "https://cdn.example/full/" in text and "build.py fetch" in text
+            info.write_text(json.dumps({"numeric": "vendored", "cdn": "unused"}))
+            page.reload()
+            page.wait_for_selector("#site-mode:not([hidden])")
+            assert page.inner_text("#site-mode").startswith("Fully offline")
+    finally:
+        info.unlink(missing_ok=True)
