@@ -216,6 +216,38 @@ def test_separation_adds_documented_prior_with_warning():
     assert ratings(res)["Best"] == pytest.approx(expected[0])
 
 
+def test_point_fit_is_shared_per_benchmark_and_tie_threshold(four_models, monkeypatch):
+    solve = E._solve_batch
+    point_fits = []
+
+    def counting(win, theta0, *args):
+        point_fits.extend([win.shape] if theta0 is None else [])
+        return solve(win, theta0, *args)
+
+    monkeypatch.setattr(E, "_solve_batch", counting)
+    bench = load(four_models)
+    first = bench.elo_ranking(n_bootstrap=20, random_state=0, resampling="battle")
+    again = bench.elo_ranking(n_bootstrap=20, random_state=0, resampling="battle")
+    bench.compare_rankings()
+    bench.leaderboard(n_bootstrap=0)
+    assert len(point_fits) == 1
+    pd.testing.assert_frame_equal(first.table, again.table)
+    pd.testing.assert_frame_equal(
+        first.table, load(four_models).elo_ranking(n_bootstrap=20, random_state=0,
+                                                   resampling="battle").table)
+    bench.elo_ranking(n_bootstrap=0, tie_threshold=0.05)
+    bench.drop_models("Sprinter").elo_ranking(n_bootstrap=0)
+    assert len(point_fits) == 4  # + the fresh load's, another threshold's, a selection's
+
+
+def test_shared_point_fit_still_warns_about_the_tie_prior():
+    bench = load(frame({"Best": [0.9, 0.95, 0.99], "Mid": [0.5, 0.6, 0.4],
+                        "Low": [0.3, 0.55, 0.45]}))
+    for _ in range(2):
+        with pytest.warns(UserWarning, match="tie prior, one virtual match day"):
+            assert bench.elo_ranking(n_bootstrap=0).params["regularized"]
+
+
 def test_disconnected_groups_get_prior():
     # A beats B everywhere, C beats D everywhere, no cross information beyond that.
     df = frame({"A": [0.9, 0.9], "B": [0.8, 0.8], "C": [0.7, 0.7], "D": [0.6, 0.6]})

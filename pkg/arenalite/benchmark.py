@@ -28,7 +28,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -97,6 +97,20 @@ class Benchmark:
         means = self._long.groupby(["model", "dataset"], sort=True)[["norm", "score"]].mean()
         self.scores_ = means["norm"].unstack("dataset")
         self._raw = means["score"].unstack("dataset")
+        self._memo: dict[Hashable, Any] = {}
+
+    def memo(self, key: Hashable, compute: Callable[[], Any]) -> Any:
+        """``compute()``, kept on this Benchmark under ``key`` and returned again later.
+
+        For a quantity that several methods derive from the same data, e.g. Elo's
+        full-data point fit (elo_ranking, leaderboard, compare_rankings). The data never
+        change, so a value stays valid when ``key`` names the quantity and every parameter
+        it depends on; callers must not mutate what it returns. Selections are new
+        Benchmarks with their own (empty) memo.
+        """
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
 
     @property
     def long_(self) -> pd.DataFrame:

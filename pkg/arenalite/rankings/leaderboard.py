@@ -152,7 +152,7 @@ def leaderboard(
     improvability = _improvability_matrix(benchmark)
 
     t = E.tournament(benchmark, 0.0)
-    theta, regularized = E.point_abilities(t)
+    theta, regularized = E.point_abilities(benchmark, t, 0.0)
     counts = E.resample_counts(len(datasets), n_bootstrap, rng)
     if scheme == "battle":
         draw = E.battle_draw(draw, int((~np.isnan(t.points)).sum()), n_bootstrap)
