@@ -83,26 +83,29 @@ def synthetic(n_models: int, n_datasets: int, n_seeds: int, seed: int = 0) -> An
     })
 
 
-def measure(fn: Callable[[], Any], repeat: int, memory: bool,
-            keep: bool = False) -> tuple[Any, float, float | None]:
-    """(result if ``keep`` else None, least seconds over ``repeat`` untraced calls,
-    tracemalloc peak MB of one more, traced call or None).
+def measure(fn: Callable[..., Any], repeat: int, memory: bool, keep: bool = False,
+            setup: Callable[[], tuple] = tuple) -> tuple[Any, float, float | None]:
+    """(result if ``keep`` else None, least seconds over ``repeat`` untraced calls
+    ``fn(*setup())``, tracemalloc peak MB of one more, traced call or None).
 
-    No result is held while the next call runs, so a step's peak is its own.
+    ``setup`` runs untimed before each call. No result is held while the next call
+    runs, so a step's peak is its own.
     """
     best = float("inf")
     out = None
     for _ in range(repeat):
         out = None
+        args = setup()
         start = time.perf_counter()
-        out = fn()
+        out = fn(*args)
         best = min(best, time.perf_counter() - start)
         if not keep:
             out = None
     peak = None
     if memory:
+        args = setup()
         tracemalloc.start()
-        fn()
+        fn(*args)
         peak = tracemalloc.get_traced_memory()[1] / 2**20
         tracemalloc.stop()
     return out, best, peak
@@ -126,6 +129,7 @@ def dataset_bootstrap_supported(bench: Any) -> bool:
 
 TOTAL_DEFAULT = "total, Elo default scheme"
 TOTAL_BATTLE = "total, Elo battle scheme"
+COMPARE = "compare_rankings"
 
 
 def elo_default_scheme(bench: Any) -> str:
@@ -136,8 +140,8 @@ def elo_default_scheme(bench: Any) -> str:
 
 
 def ranking_steps(bench: Any, elo_bootstrap: int, iqm_bootstrap: int | None
-                  ) -> list[tuple[str, tuple[str, ...], Callable[[], Any]]]:
-    """(name, the totals it counts in, call) for every ranking of ``bench``.
+                  ) -> list[tuple[str, tuple[str, ...], Callable[[Any], Any]]]:
+    """(name, the totals it counts in, call on a Benchmark) for every ranking of ``bench``.
 
     Two totals: every ranking as a user's plain calls cost it (Elo at its default
     resampling, the dataset bootstrap since issue 11), and every ranking with Elo's
@@ -146,41 +150,57 @@ def ranking_steps(bench: Any, elo_bootstrap: int, iqm_bootstrap: int | None
     both = (TOTAL_DEFAULT, TOTAL_BATTLE)
     has_schemes = dataset_bootstrap_supported(bench)
     default = elo_default_scheme(bench)
-    steps: list[tuple[str, tuple[str, ...], Callable[[], Any]]] = [
-        ("aggregate", both, bench.aggregate_ranking)]
+    steps: list[tuple[str, tuple[str, ...], Callable[[Any], Any]]] = [
+        ("aggregate", both, lambda b: b.aggregate_ranking())]
     if iqm_bootstrap:
         steps.append((f"iqm (B={iqm_bootstrap})", both,
-                      lambda: bench.iqm_ranking(n_bootstrap=iqm_bootstrap, random_state=0)))
+                      lambda b: b.iqm_ranking(n_bootstrap=iqm_bootstrap, random_state=0)))
     battle = {"resampling": "battle"} if has_schemes else {}
     battle_totals = both if default == "battle" else (TOTAL_BATTLE,)
     steps.append((f"elo battle (B={elo_bootstrap})", battle_totals,
-                  lambda: bench.elo_ranking(n_bootstrap=elo_bootstrap, random_state=0,
-                                            **battle)))
+                  lambda b: b.elo_ranking(n_bootstrap=elo_bootstrap, random_state=0,
+                                          **battle)))
     if has_schemes:
         steps.append((f"elo dataset (B={elo_bootstrap})",
                        (TOTAL_DEFAULT,) if default == "dataset" else (),
-                       lambda: bench.elo_ranking(n_bootstrap=elo_bootstrap, random_state=0,
-                                                 resampling="dataset")))
-    steps += [("improvability", both, bench.improvability_ranking),
-              ("performance_profiles", both, bench.performance_profiles),
-              ("compare_rankings", both, bench.compare_rankings),
-              ("friedman + nemenyi", both, bench.frequentist_comparison)]
+                       lambda b: b.elo_ranking(n_bootstrap=elo_bootstrap, random_state=0,
+                                               resampling="dataset")))
+    steps += [("improvability", both, lambda b: b.improvability_ranking()),
+              ("performance_profiles", both, lambda b: b.performance_profiles()),
+              (COMPARE, both, lambda b: b.compare_rankings()),
+              ("friedman + nemenyi", both, lambda b: b.frequentist_comparison())]
     return steps
 
 
 def run_rankings(df: Any, seed: str | None, elo_bootstrap: int, iqm_bootstrap: int | None,
                  repeat: int, memory: bool) -> list[dict]:
     """Load ``df`` and time every ranking; the last two rows are the totals (load + the
-    steps that count in each, see :func:`ranking_steps`)."""
+    steps that count in each, see :func:`ranking_steps`).
+
+    Each call gets a fresh copy of the loaded Benchmark (untimed), so no step reuses
+    another's work through ``Benchmark.memo``; except compare_rankings, whose copy has
+    had one plain ``elo_ranking`` call, as in a session that runs every ranking (both
+    totals' Elo steps pay that point fit, which compare_rankings then shares).
+    """
     import arenalite
 
     rows = []
     bench, seconds, peak = measure(lambda: arenalite.load_df(
         df, seed=seed, norm_ref_low=0.0, norm_ref_high=1.0), repeat, memory, keep=True)
     rows.append({"step": "load", "seconds": seconds, "peak_MB": peak})
+
+    def fresh() -> tuple[Any]:
+        return (bench.select_models(bench.models_),)
+
+    def after_elo() -> tuple[Any]:
+        copy = bench.select_models(bench.models_)
+        copy.elo_ranking(n_bootstrap=0)
+        return (copy,)
+
     totals = {TOTAL_DEFAULT: seconds, TOTAL_BATTLE: seconds}
     for name, counted, fn in ranking_steps(bench, elo_bootstrap, iqm_bootstrap):
-        _, seconds, peak = measure(fn, repeat, memory)
+        setup = after_elo if name == COMPARE else fresh
+        _, seconds, peak = measure(fn, repeat, memory, setup=setup)
         rows.append({"step": name, "seconds": seconds, "peak_MB": peak})
         for total in counted:
             totals[total] += seconds
