@@ -603,11 +603,9 @@ def _format_record(wins: np.ndarray, losses: np.ndarray, ties: np.ndarray,
 def record_table(counts: np.ndarray, models: list[str], order: list[int]) -> pd.DataFrame:
     """Long scorecard: one row per ordered pair, then one "(all)" row per model."""
     m = len(models)
-    rows_i, cols_j = np.nonzero(~np.eye(m, dtype=bool))
-    rank = np.empty(m, dtype=int)
-    rank[order] = np.arange(m)
-    keep = np.lexsort((rank[cols_j], rank[rows_i]))
-    rows_i, cols_j = rows_i[keep], cols_j[keep]
+    # ordered pairs in table order: row-major over (rank of model, rank of opponent)
+    by_rank = np.asarray(order, dtype=int)
+    rows_i, cols_j = (by_rank[k] for k in np.nonzero(~np.eye(m, dtype=bool)))
     w, lo, t = (c[rows_i, cols_j] for c in counts)
     total = counts.sum(axis=2)
     wt, lt, tt = total[0][order], total[1][order], total[2][order]
