@@ -824,9 +824,12 @@ def bootstrap_abilities(t: Tournament, theta: np.ndarray, n_bootstrap: int,
                         pair_sums: Iterator[tuple[np.ndarray, np.ndarray]]
                         ) -> tuple[np.ndarray, int]:
     """Abilities of every replicate (B, M), all solved in batches, none dropped; and how
-    many replicates needed the tie prior (then warns)."""
+    many replicates needed the tie prior (then warns). No replicates: no set-up (the
+    full-data Hessian is inverted only for a bootstrap)."""
     m = len(t.models)
     reps = np.empty((n_bootstrap, m))
+    if n_bootstrap == 0:
+        return reps, 0
     n_reg = 0
     done = 0
     prior = t.prior
