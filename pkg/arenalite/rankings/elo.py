@@ -525,12 +525,16 @@ def dataset_pair_sums(points: np.ndarray, weights: np.ndarray, codes: np.ndarray
     met = ~np.isnan(points)
     if met.all():
         battles = np.diff(np.append(starts, len(codes)))[:, None].astype(float)
-        scored = np.add.reduceat(points, starts, axis=0)
+        # one day per dataset (no seeds): the sums are the points themselves
+        scored = points if len(starts) == len(codes) else np.add.reduceat(points, starts,
+                                                                            axis=0)
     else:
         battles = np.add.reduceat(met, starts, axis=0).astype(float)
         scored = np.add.reduceat(np.where(met, points, 0.0), starts, axis=0)
-    won, lost = np.zeros((2, n_datasets, points.shape[1]))
     weight = weights[starts, None]
+    if len(present) == n_datasets:  # every dataset played: no zero rows to fill in
+        return weight * scored, weight * (battles - scored)
+    won, lost = np.zeros((2, n_datasets, points.shape[1]))
     won[present] = weight * scored
     lost[present] = weight * (battles - scored)
     return won, lost
