@@ -27,26 +27,7 @@ import numpy as np
 import pandas as pd
 
 import arenalite
-
-
-def synthetic(n_models: int, n_datasets: int, n_seeds: int, seed: int = 0) -> pd.DataFrame:
-    """Long table of accuracy-like scores: model skill + dataset difficulty + seed noise."""
-    rng = np.random.default_rng(seed)
-    skill = rng.normal(0.0, 0.04, n_models)
-    difficulty = rng.normal(0.0, 0.1, n_datasets)
-    affinity = rng.normal(0.0, 0.02, (n_models, n_datasets, 1))
-    noise = rng.normal(0.0, 0.02, (n_models, n_datasets, n_seeds))
-    score = np.clip(0.75 + skill[:, None, None] + difficulty[None, :, None] + affinity + noise,
-                    0.01, 0.99)
-    m, d, s = np.meshgrid(np.arange(n_models), np.arange(n_datasets), np.arange(n_seeds),
-                          indexing="ij")
-    return pd.DataFrame({
-        "model": np.char.add("model_", m.ravel().astype(str)),
-        "dataset": np.char.add("data_", d.ravel().astype(str)),
-        "seed": s.ravel(),
-        "metric": "accuracy",
-        "score": score.ravel().round(6),
-    })
+from bench_scale import synthetic
 
 
 def measure(fn: Callable[[], Any], memory: bool = True) -> tuple[Any, float, float]:
