@@ -102,16 +102,23 @@ def test_explicit_repeats_override():
 # ----------------------------------------------------------------------------- IID
 
 
-def test_iid_follows_the_documented_algorithm():
-    y = np.array(list("aabbbcccccab") * 5)
-    sp = make_splits(len(y), "multiclass", y=y)
+def _documented_folds(y, n_repeats, n_folds):
+    """Each repeat's fold number per row, by the documented algorithm (seed 4267):
+    a seeded permutation, stably sorted by class, dealt round-robin into the folds."""
     rng = np.random.default_rng(4267)
     _, codes = np.unique(y, return_inverse=True)
-    for r in range(2):
+    for _ in range(n_repeats):
         perm = rng.permutation(len(y))
         order = perm[np.argsort(codes[perm], kind="stable")]
         fold = np.empty(len(y), dtype=int)
-        fold[order] = np.arange(len(y)) % 3
+        fold[order] = np.arange(len(y)) % n_folds
+        yield fold
+
+
+def test_iid_follows_the_documented_algorithm():
+    y = np.array(list("aabbbcccccab") * 5)
+    sp = make_splits(len(y), "multiclass", y=y)
+    for r, fold in enumerate(_documented_folds(y, 2, 3)):
         for f in range(3):
             entry = sp["splits"][3 * r + f]
             assert entry["id"] == f"r{r}-f{f}"
@@ -494,13 +501,7 @@ def test_kfold_defaults_to_the_protocols_two_by_five():
 def test_kfold_follows_the_documented_algorithm():
     y = np.array(list("aabbbcccccab") * 5)
     sp = make_splits(len(y), "multiclass", y=y, kind="kfold", n_folds=4, n_repeats=3)
-    rng = np.random.default_rng(4267)
-    _, codes = np.unique(y, return_inverse=True)
-    for r in range(3):
-        perm = rng.permutation(len(y))
-        order = perm[np.argsort(codes[perm], kind="stable")]
-        fold = np.empty(len(y), dtype=int)
-        fold[order] = np.arange(len(y)) % 4
+    for r, fold in enumerate(_documented_folds(y, 3, 4)):
         for f in range(4):
             entry = sp["splits"][4 * r + f]
             assert (entry["id"], entry["repeat"], entry["fold"]) == (f"r{r}-f{f}", r, f)
