@@ -7,8 +7,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .intervals import shorten
-from .style import PALETTE, figure_and_axes, tick_labels
+from .style import PALETTE, figure_and_axes, shorten, tick_labels
 
 
 def probability_matrix(table: pd.DataFrame, models: list[str]) -> np.ndarray:

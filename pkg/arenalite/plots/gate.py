@@ -12,8 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .intervals import shorten
-from .style import PALETTE, figure_and_axes
+from .style import PALETTE, figure_and_axes, shorten
 
 VERDICT_COLOURS = {"superior": PALETTE[2], "non-inferior": PALETTE[0],
                    "inferior": PALETTE[5], "inconclusive": "#777777"}

@@ -12,18 +12,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .style import PALETTE, figure_and_axes, model_colors_for
+from .style import PALETTE, figure_and_axes, model_colors_for, shorten
 
 ROW_HEIGHT = 0.22  # inches per model row
 CROWDED = 40  # rows above which tick labels get a smaller font
-
-
-def shorten(name: str, max_len: int) -> str:
-    """``name`` cut in the middle with "…" when longer than ``max_len`` characters."""
-    if len(name) <= max_len:
-        return name
-    head = (max_len - 1) // 2 + (max_len - 1) % 2
-    return name[:head] + "…" + name[len(name) - (max_len - 1 - head):]
 
 
 def axis_labels(names: list[str], max_len: int) -> list[str]:

@@ -13,8 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .intervals import shorten
-from .style import figure_and_axes, model_colors_for
+from .style import figure_and_axes, model_colors_for, shorten
 
 LINESTYLES = ("-", "--", "-.", ":")
 MAX_COLOURED = 10

@@ -47,11 +47,17 @@ def model_colors_for(model_colors: Sequence[str] | Mapping[str, str] | None,
     return colors
 
 
+def shorten(name: str, max_len: int) -> str:
+    """``name`` cut in the middle with "…" when longer than ``max_len`` characters."""
+    if len(name) <= max_len:
+        return name
+    head = (max_len - 1) // 2 + (max_len - 1) % 2
+    return name[:head] + "…" + name[len(name) - (max_len - 1 - head):]
+
+
 def tick_labels(names: Sequence[Any], max_label: int = 40) -> tuple[list[str], float]:
     """Axis labels for ``names`` (long ones shortened in the middle) and a font size that
     shrinks with their count, so 80 model names stay legible without overlapping."""
-    from .intervals import shorten
-
     n = len(names)
     size = 9.0 if n <= 20 else 7.0 if n <= 40 else 5.5
     return [shorten(str(name), max_label) for name in names], size
