@@ -87,11 +87,7 @@ def profile_plot(
     ax.set_title(title or "Performance profiles (higher and further left is better)")
     ax.grid(alpha=0.3)
     handles, labels = ax.get_legend_handles_labels()
-    order = list(range(len(labels)))[::-1]  # best first
-    if outside:
-        ax.legend([handles[i] for i in order], [labels[i] for i in order], loc="upper left",
-                  bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False)
-    else:
-        ax.legend([handles[i] for i in order], [labels[i] for i in order], loc="lower right",
-                  fontsize=8)
+    place = ({"loc": "upper left", "bbox_to_anchor": (1.01, 1.0), "fontsize": 7, "frameon": False}
+             if outside else {"loc": "lower right", "fontsize": 8})
+    ax.legend(handles[::-1], labels[::-1], **place)  # drawn worst first: reversed, best first
     return fig
