@@ -104,11 +104,13 @@ def stability(benchmark: Benchmark, methods: Any = None) -> pd.DataFrame:
     unknown = [m for m in methods if m not in STABILITY_METHODS]
     if unknown:
         raise ValueError(f"methods {unknown!r} unknown; choose from {STABILITY_METHODS!r}")
-    top = str(performance_profiles(benchmark).aup.index[0])
+    by_aup = [str(m) for m in performance_profiles(benchmark).aup.index]  # profiled once
+    top = by_aup[0]
     reduced = benchmark.drop_models(top)
     rows = []
     for method in methods:
-        before = [m for m in _order(benchmark, method) if m != top]
+        full = by_aup if method == "aup" else _order(benchmark, method)
+        before = [m for m in full if m != top]
         after = _order(reduced, method)
         rows.append({"method": method, "dropped": top, "changed": before != after,
                      "order_before": " > ".join(before), "order_after": " > ".join(after)})
