@@ -43,10 +43,11 @@ def normalize(
     """
     datasets = metrics.index
     raw_mean = long.groupby(["model", "dataset"], sort=False)["score"].mean()
+    by_dataset = raw_mean.groupby(level="dataset")
+    lowest, highest = by_dataset.min().loc[datasets], by_dataset.max().loc[datasets]
     if metric_type_bounds is not None:  # load_df rejects it combined with norm_ref_*
         low, high, fixed = _bounds_from_metric_types(metrics, metric_type_bounds, raw_mean)
     else:
-        by_dataset = raw_mean.groupby(level="dataset")
         if norm_ref_low is None or norm_ref_high is None:
             given = (("norm_ref_low", norm_ref_low), ("norm_ref_high", norm_ref_high))
             which = [n for n, v in given if v is None]
@@ -54,16 +55,14 @@ def normalize(
                           "min/max of the (seed-averaged) scores, so normalized scores depend on "
                           "the models included; pass fixed bounds for stable results",
                           UserWarning, stacklevel=4)
-        low = _resolve_reference(norm_ref_low, "norm_ref_low", datasets, raw_mean,
-                                 by_dataset.min())
-        high = _resolve_reference(norm_ref_high, "norm_ref_high", datasets, raw_mean,
-                                  by_dataset.max())
+        low = _resolve_reference(norm_ref_low, "norm_ref_low", datasets, raw_mean, lowest)
+        high = _resolve_reference(norm_ref_high, "norm_ref_high", datasets, raw_mean, highest)
         fixed = pd.DataFrame({end: _is_number(ref) for end, ref in
                               (("low", norm_ref_low), ("high", norm_ref_high))}, index=datasets)
 
     option = "norm_ref_low/norm_ref_high" if metric_type_bounds is None else "metric_type_bounds"
     _check_order(low, high, directions, option)
-    _warn_unbracketed(raw_mean, low, high, fixed, metrics, directions, option)
+    _warn_unbracketed(lowest, highest, low, high, fixed, metrics, directions, option)
     is_min = (directions.loc[datasets] == "min").to_numpy()
     zero_at = pd.Series(np.where(is_min, high, low), index=datasets, dtype=float)
     one_at = pd.Series(np.where(is_min, low, high), index=datasets, dtype=float)
@@ -84,16 +83,15 @@ def _is_number(ref: Any) -> bool:
     return ref is not None and not isinstance(ref, str)
 
 
-def _warn_unbracketed(raw_mean: pd.Series, low: pd.Series, high: pd.Series, fixed: pd.DataFrame,
-                      metrics: pd.Series, directions: pd.Series, option: str) -> None:
+def _warn_unbracketed(lowest: pd.Series, highest: pd.Series, low: pd.Series, high: pd.Series,
+                      fixed: pd.DataFrame, metrics: pd.Series, directions: pd.Series,
+                      option: str) -> None:
     """Warn when fixed numeric references leave a dataset's scores outside [0, 1].
 
     A reference that is a model name is relative by design (models beyond it are
-    expected), so only numeric ends are checked, against the seed-averaged scores.
+    expected), so only numeric ends are checked, against the seed-averaged scores
+    (``lowest``/``highest`` per dataset, in ``low``'s order).
     """
-    by_dataset = raw_mean.groupby(level="dataset")
-    lowest = by_dataset.min().loc[low.index]
-    highest = by_dataset.max().loc[low.index]
     outside = ((fixed["low"] & (lowest < low)) | (fixed["high"] & (highest > high))).to_numpy()
     if not outside.any():
         return
