@@ -33,7 +33,14 @@ stays the full-data MLE). Three resampling schemes answer three questions:
 All schemes are vectorized. "split" and "dataset" draw one multinomial count vector per
 replicate over the units (match days or datasets) and form every replicate's pair sums
 as ``counts @ unit_sums`` (a (B × U) by (U × P) product); then all replicates of a chunk
-are solved together on their (B, M, M) win tensors.
+are solved together on their (B, M, M) win tensors. When every pair met on every match
+day (no missing score, the usual case), a unit's battles per pair are the same for all
+pairs, and the likelihood Σ_i θ_i w_i − Σ_{i<j} N_ij log(e^θ_i + e^θ_j) depends on a
+replicate only through each model's points w = counts @ unit_points and its battles
+per pair N = counts @ unit_battles: a (B × U) by (U × M) product, and no win matrix is
+built. Whether a replicate's MLE is finite then follows from its sorted points
+(Landau's condition, :func:`complete_connected`); the few that are not finite take the
+general path with the tie prior. Both paths give the same abilities for the same draws.
 
 The "battle" scheme draws per replicate n_k uniform draws among the n_k battles of each
 match day, accumulated straight into per-replicate pair sums with ``bincount``. Exact
@@ -315,16 +322,24 @@ def _chord(win: np.ndarray, theta0: np.ndarray, tol: float, max_iter: int,
     steps do not shrink below ``tol`` within ``max_iter`` iterations are reported as not
     converged.
     """
-    b, m, _ = win.shape
-    total = win + np.swapaxes(win, 1, 2)
-    wins = win.sum(axis=2)
     if inverse is None:
         inverse = chord_inverse(win.mean(axis=0), theta0)
+    return _chord_sums(win.sum(axis=2), win + np.swapaxes(win, 1, 2), theta0, tol, max_iter,
+                       inverse)
+
+
+def _chord_sums(wins: np.ndarray, total: np.ndarray, theta0: np.ndarray, tol: float,
+                max_iter: int, inverse: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_chord` on the likelihood's sufficient statistics: each model's points
+    ``wins`` (B, M) and the battles of every pair ``total`` (B, M, M), or (B, 1, 1) when
+    every pair fought equally often (then ``wins`` must include the ½ · total of each
+    model's tie with itself, which the uniform ``total`` puts on the diagonal)."""
+    b, m = wins.shape
     theta = np.array(np.broadcast_to(theta0, (b, m)), dtype=float)
     past_theta, past_step = np.zeros((_ANDERSON, b, m)), np.zeros((_ANDERSON, b, m))
     k = 0  # iterates held in the history
     active = np.arange(b)
-    buffer = np.empty_like(total)  # one (B, M, M) work array for every iteration
+    buffer = np.empty((b, m, m))  # one work array for every iteration
     for _ in range(max_iter):
         if active.size == 0:
             break
@@ -556,6 +571,76 @@ def unit_bootstrap_pair_sums(won: np.ndarray, lost: np.ndarray, counts: np.ndarr
             yield block_won[start:start + chunk], block_lost[start:start + chunk]
 
 
+@dataclass(frozen=True)
+class CompleteUnits:
+    """Resampling units (match days or datasets) of a tournament where every pair met on
+    every match day.
+
+    ``won``, ``lost`` (U, P): the units' pair sums; ``points`` (U, M): each model's
+    weighted points per unit; ``battles`` (U,): each unit's weighted battles per pair, the
+    same for every pair. A replicate drawing the units ``counts`` times then has model
+    points ``counts @ points`` and ``counts @ battles`` battles per pair: the sufficient
+    statistics of the Bradley-Terry likelihood (see :func:`complete_unit_abilities`).
+    """
+
+    won: np.ndarray
+    lost: np.ndarray
+    points: np.ndarray
+    battles: np.ndarray
+
+
+def model_points(won: np.ndarray, lost: np.ndarray, pairs: np.ndarray, m: int) -> np.ndarray:
+    """Each model's points Σ_j W_ij per row of (…, P) pair sums: (…, M); the win matrices
+    are built in blocks of at most ``_SOLVE_BUDGET`` entries."""
+    out = np.empty(won.shape[:-1] + (m,))
+    per_block = max(1, _SOLVE_BUDGET // (m * m))
+    for first in range(0, len(won), per_block):
+        block = slice(first, first + per_block)
+        out[block] = pair_sums_to_matrix(won[block], lost[block], pairs, m).sum(axis=-1)
+    return out
+
+
+def complete_connected(points: np.ndarray, battles: np.ndarray, margin: float) -> np.ndarray:
+    """Whether each (B, M) row of model points, with ``battles`` (B,) per pair for every
+    pair, has a strongly connected win graph.
+
+    It is when every set S of k < M models scored more than the n · k(k − 1)/2 of the
+    battles among themselves (some point against the others); the k lowest scorers are
+    the hardest set of size k (Landau's condition). A real excess is at least ½ battle of
+    the lightest weight, so ``margin`` (a quarter of it) separates it from round-off.
+    """
+    m = points.shape[-1]
+    k = np.arange(1, m)
+    lowest = np.cumsum(np.sort(points, axis=-1), axis=-1)[..., :-1]
+    return (lowest - battles[:, None] * (k * (k - 1) / 2) > margin).all(axis=-1)
+
+
+def _solve_complete(units: CompleteUnits, counts: np.ndarray, theta: np.ndarray,
+                    prior: np.ndarray, inverse: np.ndarray, pairs: np.ndarray,
+                    margin: float) -> tuple[np.ndarray, int]:
+    """:func:`_solve_batch` for the replicates ``counts`` (c, U) of complete units.
+
+    Replicates that are strongly connected are solved by the chord on their sufficient
+    statistics alone; the others (and any the chord leaves unconverged) get their win
+    matrices and the general solve, tie prior included.
+    """
+    counts = counts.astype(float)
+    points, battles = counts @ units.points, counts @ units.battles
+    theta_out = np.empty((len(counts), len(theta)))
+    fast = np.flatnonzero(complete_connected(points, battles, margin))
+    theta_out[fast], converged = _chord_sums(points[fast] + 0.5 * battles[fast, None],
+                                             battles[fast, None, None], theta, 1e-9, 60,
+                                             inverse)
+    general = np.ones(len(counts), dtype=bool)
+    general[fast[converged]] = False
+    if not general.any():
+        return theta_out, 0
+    rows = counts[general]
+    win = pair_sums_to_matrix(rows @ units.won, rows @ units.lost, pairs, len(theta))
+    theta_out[general], n_reg = _solve_batch(win, theta, prior, inverse)
+    return theta_out, n_reg
+
+
 def to_elo(theta: np.ndarray) -> np.ndarray:
     """Abilities θ → Elo ratings centred on 1000 (last axis = models)."""
     return ELO_BASE + ELO_SCALE * (theta - theta.mean(axis=-1, keepdims=True))
@@ -770,6 +855,20 @@ class Tournament:
             return day_pair_sums(self.points, self.weights)
         return dataset_pair_sums(self.points, self.weights, self.codes, len(self.datasets))
 
+    @cached_property
+    def complete(self) -> bool:
+        """Whether there are match days and every pair met on each (no missing score)."""
+        return len(self.points) > 0 and not np.isnan(self.points).any()
+
+    def complete_units(self, scheme: str) -> CompleteUnits:
+        """The units of "split" or "dataset" with their sufficient statistics (needs
+        :attr:`complete`: then a unit's battles per pair are the sum of its days' weights)."""
+        won, lost = self.unit_pair_sums(scheme)
+        battles = (self.weights if scheme == "split" else
+                   np.bincount(self.codes, weights=self.weights, minlength=len(self.datasets)))
+        return CompleteUnits(won, lost, model_points(won, lost, self.pairs, len(self.models)),
+                             battles)
+
 
 def tournament(benchmark: Benchmark, tie_threshold: float) -> Tournament:
     """Battles of every match day where at least one pair met (see module doc)."""
@@ -824,27 +923,36 @@ def replicate_pair_sums(t: Tournament, scheme: str, draw: str | None, n_bootstra
     return unit_bootstrap_pair_sums(won, lost, counts, chunk)
 
 
-def bootstrap_abilities(t: Tournament, theta: np.ndarray, n_bootstrap: int,
-                        pair_sums: Iterator[tuple[np.ndarray, np.ndarray]]
-                        ) -> tuple[np.ndarray, int]:
-    """Abilities of every replicate (B, M), all solved in batches, none dropped; and how
-    many replicates needed the tie prior (then warns). No replicates: no set-up (the
-    full-data Hessian is inverted only for a bootstrap)."""
+def replicate_abilities(t: Tournament, theta: np.ndarray, scheme: str, draw: str | None,
+                        n_bootstrap: int, rng: np.random.Generator,
+                        counts: np.ndarray | None = None) -> tuple[np.ndarray, int]:
+    """Abilities of every bootstrap replicate of ``scheme`` (B, M), none dropped, and how
+    many needed the tie prior (then warns).
+
+    ``counts`` (B, U) may give the unit draws of "split"/"dataset" (the leaderboard shares
+    its dataset draws with improvability); by default they are drawn here. When every
+    pair met on every match day, "split" and "dataset" replicates are solved from their
+    sufficient statistics (:class:`CompleteUnits`), never building their win matrices;
+    otherwise from their pair sums (:func:`replicate_pair_sums`). Both give the same
+    abilities (to the solver's 1e-9) for the same draws. No replicates: no set-up (the
+    full-data Hessian is inverted only for a bootstrap).
+    """
     m = len(t.models)
-    reps = np.empty((n_bootstrap, m))
+    chunk = solve_chunk(m, n_bootstrap)
     if n_bootstrap == 0:
-        return reps, 0
-    n_reg = 0
-    done = 0
-    prior = t.prior
-    full = t.win_matrix()
-    if not strongly_connected(full)[()]:
-        full = full + prior
-    inverse = chord_inverse(full, theta)  # the full-data Hessian, inverted once
+        return np.empty((0, m)), 0
+    if scheme != "battle" and t.complete:
+        units = t.complete_units(scheme)
+        if counts is None:
+            counts = resample_counts(len(units.won), n_bootstrap, rng)
+        solved = solve_complete_units(t, theta, units, counts, chunk)
+    else:
+        solved = solve_pair_sums(t, theta, replicate_pair_sums(t, scheme, draw, n_bootstrap,
+                                                               rng, chunk, counts))
+    reps = np.empty((n_bootstrap, m))
+    n_reg = done = 0
     with Progress(n_bootstrap, "Elo bootstrap") as bar:
-        for won, lost in pair_sums:
-            th, n_bad = _solve_batch(pair_sums_to_matrix(won, lost, t.pairs, m), theta, prior,
-                                     inverse)
+        for th, n_bad in solved:
             reps[done:done + len(th)] = th
             n_reg += n_bad
             done += len(th)
@@ -855,6 +963,35 @@ def bootstrap_abilities(t: Tournament, theta: np.ndarray, n_bootstrap: int,
                       "the tie prior by the same rule as the point estimate; none was dropped",
                       UserWarning, stacklevel=4)
     return reps, n_reg
+
+
+def step_inverse(t: Tournament, theta: np.ndarray) -> np.ndarray:
+    """The chord's step matrix shared by every replicate: the full-data Hessian at θ
+    (with the tie prior when the full data need it), inverted once."""
+    full = t.win_matrix()
+    if not strongly_connected(full)[()]:
+        full = full + t.prior
+    return chord_inverse(full, theta)
+
+
+def solve_pair_sums(t: Tournament, theta: np.ndarray,
+                    pair_sums: Iterator[tuple[np.ndarray, np.ndarray]]
+                    ) -> Iterator[tuple[np.ndarray, int]]:
+    """Yield (θ, replicates given the tie prior) per chunk of (won, lost) pair sums."""
+    prior, inverse = t.prior, step_inverse(t, theta)
+    for won, lost in pair_sums:
+        yield _solve_batch(pair_sums_to_matrix(won, lost, t.pairs, len(t.models)), theta,
+                           prior, inverse)
+
+
+def solve_complete_units(t: Tournament, theta: np.ndarray, units: CompleteUnits,
+                         counts: np.ndarray, chunk: int) -> Iterator[tuple[np.ndarray, int]]:
+    """Yield (θ, replicates given the tie prior) per ``chunk`` rows of the unit draws."""
+    prior, inverse = t.prior, step_inverse(t, theta)
+    margin = 0.25 * float(t.weights.min())
+    for first in range(0, len(counts), chunk):
+        yield _solve_complete(units, counts[first:first + chunk], theta, prior, inverse,
+                              t.pairs, margin)
 
 
 def solve_chunk(m: int, n_bootstrap: int) -> int:
@@ -932,9 +1069,7 @@ def elo_ranking(
     theta, regularized = point_abilities(benchmark, t, threshold)
     if scheme == "battle":
         draw = battle_draw(draw, int((~np.isnan(t.points)).sum()), n_bootstrap)
-    pair_sums = replicate_pair_sums(t, scheme, draw, n_bootstrap, rng,
-                                    solve_chunk(len(t.models), n_bootstrap))
-    reps, n_reg = bootstrap_abilities(t, theta, n_bootstrap, pair_sums)
+    reps, n_reg = replicate_abilities(t, theta, scheme, draw, n_bootstrap, rng)
 
     elo, reps = to_elo(theta), to_elo(reps)
     if calibration_model is not None:

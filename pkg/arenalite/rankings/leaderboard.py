@@ -156,10 +156,8 @@ def leaderboard(
     counts = E.resample_counts(len(datasets), n_bootstrap, rng)
     if scheme == "battle":
         draw = E.battle_draw(draw, int((~np.isnan(t.points)).sum()), n_bootstrap)
-    pair_sums = E.replicate_pair_sums(t, scheme, draw, n_bootstrap, rng,
-                                      E.solve_chunk(len(models), n_bootstrap),
-                                      counts=counts if scheme == "dataset" else None)
-    reps, n_reg = E.bootstrap_abilities(t, theta, n_bootstrap, pair_sums)
+    reps, n_reg = E.replicate_abilities(t, theta, scheme, draw, n_bootstrap, rng,
+                                        counts=counts if scheme == "dataset" else None)
     elo, reps = E.to_elo(theta), E.to_elo(reps)
     if calibration_model is not None:
         shift = calibration_elo - elo[models.index(calibration_model)]
