@@ -111,7 +111,8 @@ def resampling_patterns(n_seeds: int) -> tuple[np.ndarray, np.ndarray]:
     ``counts`` (P, S): how often each run is drawn under pattern p; ``pattern`` (S**S,):
     the pattern of each of the S**S equally likely draw sequences (read as base-S
     digits). A uniform integer below S**S mapped through ``pattern`` is an exact draw of
-    a cell's multinomial(S; 1/S, …, 1/S) counts.
+    a cell's multinomial(S; 1/S, …, 1/S) counts. Pattern ids are ``intp``, numpy's index
+    type (int32 on wasm32), so that they index tables without a conversion.
     """
     s = int(n_seeds)
     if not 1 <= s**s <= SEQUENCE_LIMIT:
@@ -120,7 +121,7 @@ def resampling_patterns(n_seeds: int) -> tuple[np.ndarray, np.ndarray]:
     digits = (np.arange(s**s, dtype=np.int64)[:, None] // s ** np.arange(s)) % s
     per_sequence = (digits[:, :, None] == np.arange(s)).sum(axis=1)
     counts, pattern = np.unique(per_sequence, axis=0, return_inverse=True)
-    return counts.astype(np.int64), pattern.reshape(-1).astype(np.int64)
+    return counts.astype(np.int64), pattern.reshape(-1).astype(np.intp)
 
 
 def draw_patterns(rng: np.random.Generator, n_bootstrap: int, n_cells: int,
@@ -131,9 +132,9 @@ def draw_patterns(rng: np.random.Generator, n_bootstrap: int, n_cells: int,
     return pattern[rng.integers(0, pattern.size, size=(n_bootstrap, n_cells), dtype=dtype)]
 
 
-def _overlap(start: np.ndarray, count: np.ndarray, low: int, high: int) -> np.ndarray:
-    """Length of [start, start + count) ∩ [low, high): a run's weight in a trimmed mean."""
-    return np.clip(np.minimum(start + count, high) - np.maximum(start, low), 0, None)
+def _overlap(end: np.ndarray, count: np.ndarray, low: int, high: int) -> np.ndarray:
+    """Length of [end − count, end) ∩ [low, high): a run's weight in a trimmed mean."""
+    return np.clip(end, low, high) - np.clip(end - count, low, high)
 
 
 def _windows(rank: np.ndarray, cut: int) -> np.ndarray:
@@ -177,12 +178,15 @@ def iqm_from_patterns(cube: np.ndarray, patterns: np.ndarray) -> np.ndarray:
     lo, w1, w2, hi = (edges[:, i, None, None] for i in range(4))
     below = rank < lo
     middle = (rank >= w1) & (rank < w2)
-    # Per cell and pattern: drawn runs below the first window, in the middle, their sum.
-    index = np.arange(m * d) * counts.shape[0] + patterns
-    below_count, middle_count, trimmed = (
-        np.take(table @ counts.T, index).reshape(b_count, m, d).sum(axis=2)
-        for table in (below.reshape(-1, s), middle.reshape(-1, s),
-                      np.where(middle, cube, 0.0).reshape(-1, s)))
+    # Per cell and pattern: the drawn runs below the first window and in the middle, packed
+    # into one float as below + (n + 1) · middle (integers: a model's sums stay exact far
+    # beyond any feasible n), and their sum; each table is read once per replicate and cell.
+    index = patterns + np.arange(m * d, dtype=np.intp) * counts.shape[0]
+    packed, trimmed = (
+        table.ravel()[index].reshape(b_count, m, d).sum(axis=2)
+        for table in (((below + (n + 1) * middle).reshape(-1, s) @ counts.T).astype(float),
+                      np.where(middle, cube, 0.0).reshape(-1, s) @ counts.T))
+    middle_count, below_count = np.divmod(packed.astype(np.int64), n + 1)
     at_w1, trim_1 = _window(cube, rank, patterns, lo, w1, below_count, cut)
     at_w2 = at_w1 + middle_count
     at_hi, trim_2 = _window(cube, rank, patterns, w2, hi, at_w2, cut)
@@ -210,14 +214,19 @@ def _window(cube: np.ndarray, rank: np.ndarray, patterns: np.ndarray, first: np.
     model, cell, seed = np.nonzero((rank >= first) & (rank < last))
     by_rank = np.lexsort((rank[model, cell, seed], model))
     model, cell, seed = model[by_rank], cell[by_rank], seed[by_rank]
-    drawn = counts[patterns[:, model * d + cell], seed]
-    before = np.cumsum(drawn, axis=1) - drawn
-    segment_start = np.searchsorted(model, model)
-    begin = drawn_before[:, model] + before - before[:, segment_start]
-    weight = _overlap(begin, drawn, cut, n - cut)
+    per_seed = counts.T.ravel()  # counts[p, seed] at seed · P + p
+    drawn = per_seed[patterns[:, model * d + cell] + seed * counts.shape[0]]
+    end = np.cumsum(drawn, axis=1)
+    models, segment, length = np.unique(model, return_index=True, return_counts=True)
+    # Each model's segment restarts after its drawn_before: shift the running sum per segment.
+    end += np.repeat(drawn_before[:, models] - end[:, segment] + drawn[:, segment], length,
+                     axis=1)
+    weight = _overlap(end, drawn, cut, n - cut)
+    at_end = drawn_before.copy()
+    at_end[:, models] = end[:, segment + length - 1]
     of_model = np.zeros((model.size, m))
     of_model[np.arange(model.size), model] = 1.0
-    return drawn_before + drawn @ of_model, (weight * cube[model, cell, seed]) @ of_model
+    return at_end, (weight * cube[model, cell, seed]) @ of_model
 
 
 def _trimmed_sums(values: np.ndarray, order: np.ndarray, drawn: np.ndarray,
@@ -225,8 +234,7 @@ def _trimmed_sums(values: np.ndarray, order: np.ndarray, drawn: np.ndarray,
     """Trimmed sum of each row of ``values`` with runs drawn ``drawn`` times, over all runs."""
     n = values.shape[1]
     sorted_drawn = np.take_along_axis(drawn, order, axis=1)
-    begin = np.cumsum(sorted_drawn, axis=1) - sorted_drawn
-    weight = _overlap(begin, sorted_drawn, cut, n - cut)
+    weight = _overlap(np.cumsum(sorted_drawn, axis=1), sorted_drawn, cut, n - cut)
     return (weight * np.take_along_axis(values, order, axis=1)).sum(axis=1)
 
 
