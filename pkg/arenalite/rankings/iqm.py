@@ -260,6 +260,18 @@ def stratified_bootstrap_iqm_equal(cube: np.ndarray, n_bootstrap: int, rng: np.r
     return out
 
 
+def _text_codes(column: pd.Series) -> np.ndarray:
+    """Codes of a column's values in the sorted order of their text (``astype(str)``).
+
+    An integer column is factorized as numbers and only its distinct values are written
+    as text (equal numbers have equal text, so the codes are the same).
+    """
+    if pd.api.types.is_integer_dtype(column.dtype):
+        codes, uniques = pd.factorize(column)
+        return pd.factorize(pd.Series(uniques).astype(str), sort=True)[0][codes]
+    return pd.factorize(column.astype(str), sort=True)[0]
+
+
 class IQMResult(Result):
     """IQM ranking: ``.table`` has columns ``model, IQM, CI_low, CI_high`` (descending)."""
 
@@ -304,20 +316,19 @@ def iqm_ranking(benchmark: Benchmark, n_bootstrap: int = 1000,
     if not benchmark.has_seeds:
         raise ValueError("iqm_ranking() needs multiple seeds per dataset: load with "
                          "seed=<column>; for single-run data use aggregate_ranking() instead")
-    counts = long.groupby(["model", "dataset"]).size()
+    # Rows by (model, dataset, seed as text): deterministic, whatever the row order; sorted
+    # integer codes of each key (hashing) instead of a three-column string sort.
+    model, names = pd.factorize(long["model"], sort=True)
+    dataset = pd.factorize(long["dataset"], sort=True)[0]
+    cell = model * (dataset.max() + 1) + dataset  # every model has every dataset (load)
+    counts = np.bincount(cell)
     if counts.max() < 2:
         raise ValueError("iqm_ranking() needs multiple seeds per dataset, but every (model, "
                          "dataset) cell has a single seed; use aggregate_ranking() instead")
-    # Rows by (model, dataset, seed as text): deterministic, whatever the row order; sorted
-    # integer codes of each key (hashing) instead of a three-column string sort.
-    codes = [pd.factorize(long[key] if key != "seed" else long[key].astype(str), sort=True)[0]
-             for key in ("model", "dataset", "seed")]
-    order = np.lexsort(codes[::-1])
-    runs = long.iloc[order]
-    models = runs["model"].to_numpy()
-    values = runs["norm"].to_numpy(dtype=float)
-    first = np.flatnonzero(np.r_[True, models[1:] != models[:-1]])
-    names = models[first]
+    order = np.lexsort((_text_codes(long["seed"]), cell))
+    values = long["norm"].to_numpy(dtype=float)[order]
+    models = model[order]
+    names = np.asarray(names, dtype=object)
     n_seeds = int(counts.max())
     equal = counts.min() == n_seeds and n_seeds**n_seeds <= SEQUENCE_LIMIT
     enabled = None if n_bootstrap * values.size > 20_000_000 else False
@@ -327,10 +338,11 @@ def iqm_ranking(benchmark: Benchmark, n_bootstrap: int = 1000,
         with Progress(names.size, "IQM bootstrap (models)", enabled=enabled) as progress:
             boot = stratified_bootstrap_iqm_equal(cube, n_bootstrap, rng, progress)
     else:
-        cells = (runs["model"] + "\x00" + runs["dataset"]).to_numpy()
-        point = np.array([iqm(run) for run in np.split(values, first[1:])])
+        first = np.cumsum(np.bincount(models))[:-1]
+        point = np.array([iqm(run) for run in np.split(values, first)])
         with Progress(n_bootstrap, "IQM bootstrap", enabled=enabled) as progress:
-            boot = stratified_bootstrap_iqm(values, cells, models, n_bootstrap, rng, progress)
+            boot = stratified_bootstrap_iqm(values, cell[order], models, n_bootstrap, rng,
+                                            progress)
     low, high = np.percentile(boot, [2.5, 97.5], axis=0)
     table = ranking_table(names, point, "IQM", {"CI_low": low, "CI_high": high})
     return IQMResult(table, n_bootstrap=n_bootstrap, random_state=random_state)
