@@ -187,9 +187,9 @@ def iqm_from_patterns(cube: np.ndarray, patterns: np.ndarray) -> np.ndarray:
         for table in (((below + (n + 1) * middle).reshape(-1, s) @ counts.T).astype(float),
                       np.where(middle, cube, 0.0).reshape(-1, s) @ counts.T))
     middle_count, below_count = np.divmod(packed.astype(np.int64), n + 1)
-    at_w1, trim_1 = _window(cube, rank, patterns, lo, w1, below_count, cut)
-    at_w2 = at_w1 + middle_count
-    at_hi, trim_2 = _window(cube, rank, patterns, w2, hi, at_w2, cut)
+    in_window = np.stack([(rank >= lo) & (rank < w1), (rank >= w2) & (rank < hi)])
+    (at_w1, at_w2, at_hi), (trim_1, trim_2) = _window_sums(cube, rank, patterns, in_window,
+                                                           below_count, middle_count, cut)
     trimmed = trimmed + trim_1 + trim_2
     has_middle = (edges[:, 2] > edges[:, 1])[None, :]
     ok = ((below_count <= cut) & (((at_w1 >= cut) & (at_w2 <= n - cut)) | ~has_middle)
@@ -201,32 +201,47 @@ def iqm_from_patterns(cube: np.ndarray, patterns: np.ndarray) -> np.ndarray:
     return trimmed / (n - 2 * cut)
 
 
-def _window(cube: np.ndarray, rank: np.ndarray, patterns: np.ndarray, first: np.ndarray,
-            last: np.ndarray, drawn_before: np.ndarray, cut: int) -> tuple[np.ndarray, np.ndarray]:
-    """Drawn runs up to the window's end and the window's part of the trimmed sum; (B, M) each.
+def _window_sums(cube: np.ndarray, rank: np.ndarray, patterns: np.ndarray,
+                 in_window: np.ndarray, below_count: np.ndarray, middle_count: np.ndarray,
+                 cut: int) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, np.ndarray]]:
+    """Drawn runs up to each window's edges, and each window's part of the trimmed sum.
 
-    The window holds each model's runs at sorted positions [first, last);
-    ``drawn_before`` (B, M) counts the drawn runs sorted before it.
+    ``in_window`` (2, M, D, S) marks each model's runs in its first and second window;
+    ``below_count`` (B, M) counts the drawn runs sorted before the first window,
+    ``middle_count`` those between the windows. Returns the drawn runs up to the end of
+    the first window, the start and the end of the second ((B, M) each) and the two
+    windows' parts of the trimmed sum. Both windows are read in one pass: every run is a
+    position in a (window, model) segment sorted by rank.
     """
     m, d, s = cube.shape
     n = d * s
     counts, _ = resampling_patterns(s)
-    model, cell, seed = np.nonzero((rank >= first) & (rank < last))
-    by_rank = np.lexsort((rank[model, cell, seed], model))
-    model, cell, seed = model[by_rank], cell[by_rank], seed[by_rank]
+    window, model, cell, seed = np.nonzero(in_window)
+    by_rank = np.lexsort((rank[model, cell, seed], model, window))
+    window, model, cell, seed = window[by_rank], model[by_rank], cell[by_rank], seed[by_rank]
     per_seed = counts.T.ravel()  # counts[p, seed] at seed · P + p
     drawn = per_seed[patterns[:, model * d + cell] + seed * counts.shape[0]]
     end = np.cumsum(drawn, axis=1)
-    models, segment, length = np.unique(model, return_index=True, return_counts=True)
-    # Each model's segment restarts after its drawn_before: shift the running sum per segment.
-    end += np.repeat(drawn_before[:, models] - end[:, segment] + drawn[:, segment], length,
-                     axis=1)
+    _, start, length = np.unique(window * m + model, return_index=True, return_counts=True)
+    before = end[:, start] - drawn[:, start]  # drawn in the segments before each segment
+    totals = end[:, start + length - 1] - before
+    in_first, in_second = np.zeros((2, *below_count.shape), dtype=end.dtype)
+    first = window[start] == 0
+    in_first[:, model[start[first]]] = totals[:, first]
+    in_second[:, model[start[~first]]] = totals[:, ~first]
+    at_w1 = below_count + in_first
+    at_w2 = at_w1 + middle_count
+    # Each segment restarts after the drawn runs sorted before its window.
+    origin = np.where(first, below_count[:, model[start]], at_w2[:, model[start]])
+    end += np.repeat(origin - before, length, axis=1)
     weight = _overlap(end, drawn, cut, n - cut)
-    at_end = drawn_before.copy()
-    at_end[:, models] = end[:, segment + length - 1]
+    values = cube[model, cell, seed]
     of_model = np.zeros((model.size, m))
     of_model[np.arange(model.size), model] = 1.0
-    return at_end, (weight * cube[model, cell, seed]) @ of_model
+    split = int(np.count_nonzero(window == 0))
+    parts = tuple((weight[:, part] * values[part]) @ of_model[part]
+                  for part in (slice(None, split), slice(split, None)))
+    return (at_w1, at_w2, at_w2 + in_second), parts
 
 
 def _trimmed_sums(values: np.ndarray, order: np.ndarray, drawn: np.ndarray,
