@@ -132,9 +132,20 @@ def draw_patterns(rng: np.random.Generator, n_bootstrap: int, n_cells: int,
     return pattern[rng.integers(0, pattern.size, size=(n_bootstrap, n_cells), dtype=dtype)]
 
 
-def _overlap(end: np.ndarray, count: np.ndarray, low: int, high: int) -> np.ndarray:
-    """Length of [end − count, end) ∩ [low, high): a run's weight in a trimmed mean."""
-    return np.clip(end, low, high) - np.clip(end - count, low, high)
+def _weights(end: np.ndarray, start: np.ndarray, origin: np.ndarray, low: int,
+             high: int) -> np.ndarray:
+    """Each run's weight in a trimmed sum: its part of the sorted positions [low, high).
+
+    ``end`` (R, W) counts, per row, the drawn runs up to each run (a running sum that
+    restarts at the columns ``start``, where it continues from ``origin`` (R, len(start))).
+    A run's drawn positions are [previous end, end); their length inside [low, high) is
+    the step of the clipped running sum.
+    """
+    clipped = np.clip(end, low, high)
+    weight = np.empty_like(clipped)
+    np.subtract(clipped[:, 1:], clipped[:, :-1], out=weight[:, 1:])
+    weight[:, start] = clipped[:, start] - np.clip(origin, low, high)
+    return weight
 
 
 def _windows(rank: np.ndarray, cut: int) -> np.ndarray:
@@ -182,10 +193,10 @@ def iqm_from_patterns(cube: np.ndarray, patterns: np.ndarray) -> np.ndarray:
     # into one float as below + (n + 1) · middle (integers: a model's sums stay exact far
     # beyond any feasible n), and their sum; each table is read once per replicate and cell.
     index = patterns + np.arange(m * d, dtype=np.intp) * counts.shape[0]
+    per_pattern = counts.T.astype(float)  # float matmuls: exact here, and fast on wasm32
     packed, trimmed = (
-        table.ravel()[index].reshape(b_count, m, d).sum(axis=2)
-        for table in (((below + (n + 1) * middle).reshape(-1, s) @ counts.T).astype(float),
-                      np.where(middle, cube, 0.0).reshape(-1, s) @ counts.T))
+        (table.reshape(-1, s) @ per_pattern).ravel()[index].reshape(b_count, m, d).sum(axis=2)
+        for table in (below + (n + 1.0) * middle, np.where(middle, cube, 0.0)))
     middle_count, below_count = np.divmod(packed.astype(np.int64), n + 1)
     in_window = np.stack([(rank >= lo) & (rank < w1), (rank >= w2) & (rank < hi)])
     (at_w1, at_w2, at_hi), (trim_1, trim_2) = _window_sums(cube, rank, patterns, in_window,
@@ -221,20 +232,21 @@ def _window_sums(cube: np.ndarray, rank: np.ndarray, patterns: np.ndarray,
     window, model, cell, seed = window[by_rank], model[by_rank], cell[by_rank], seed[by_rank]
     per_seed = counts.T.ravel()  # counts[p, seed] at seed · P + p
     drawn = per_seed[patterns[:, model * d + cell] + seed * counts.shape[0]]
-    end = np.cumsum(drawn, axis=1)
     _, start, length = np.unique(window * m + model, return_index=True, return_counts=True)
-    before = end[:, start] - drawn[:, start]  # drawn in the segments before each segment
-    totals = end[:, start + length - 1] - before
-    in_first, in_second = np.zeros((2, *below_count.shape), dtype=end.dtype)
-    first = window[start] == 0
-    in_first[:, model[start[first]]] = totals[:, first]
-    in_second[:, model[start[~first]]] = totals[:, ~first]
+    first, owner = window[start] == 0, model[start]
+    totals = np.add.reduceat(drawn, start, axis=1)
+    in_first, in_second = np.zeros((2, *below_count.shape), dtype=totals.dtype)
+    in_first[:, owner[first]] = totals[:, first]
+    in_second[:, owner[~first]] = totals[:, ~first]
     at_w1 = below_count + in_first
     at_w2 = at_w1 + middle_count
-    # Each segment restarts after the drawn runs sorted before its window.
-    origin = np.where(first, below_count[:, model[start]], at_w2[:, model[start]])
-    end += np.repeat(origin - before, length, axis=1)
-    weight = _overlap(end, drawn, cut, n - cut)
+    origin = np.where(first, below_count[:, owner], at_w2[:, owner])  # drawn before a segment
+    # One running sum over all segments: each segment's first run also carries the jump
+    # from the previous segment's end to its own origin.
+    previous_end = np.zeros_like(origin)
+    previous_end[:, 1:] = (origin + totals)[:, :-1]
+    drawn[:, start] += origin - previous_end
+    weight = _weights(np.cumsum(drawn, axis=1), start, origin, cut, n - cut)
     values = cube[model, cell, seed]
     of_model = np.zeros((model.size, m))
     of_model[np.arange(model.size), model] = 1.0
@@ -248,8 +260,9 @@ def _trimmed_sums(values: np.ndarray, order: np.ndarray, drawn: np.ndarray,
                   cut: int) -> np.ndarray:
     """Trimmed sum of each row of ``values`` with runs drawn ``drawn`` times, over all runs."""
     n = values.shape[1]
-    sorted_drawn = np.take_along_axis(drawn, order, axis=1)
-    weight = _overlap(np.cumsum(sorted_drawn, axis=1), sorted_drawn, cut, n - cut)
+    end = np.cumsum(np.take_along_axis(drawn, order, axis=1), axis=1)
+    weight = _weights(end, np.zeros(1, dtype=np.intp), np.zeros((len(end), 1), dtype=end.dtype),
+                      cut, n - cut)
     return (weight * np.take_along_axis(values, order, axis=1)).sum(axis=1)
 
 
