@@ -193,7 +193,7 @@ def iqm_from_patterns(cube: np.ndarray, patterns: np.ndarray) -> np.ndarray:
     # into one float as below + (n + 1) · middle (integers: a model's sums stay exact far
     # beyond any feasible n), and their sum; each table is read once per replicate and cell.
     index = patterns + np.arange(m * d, dtype=np.intp) * counts.shape[0]
-    per_pattern = counts.T.astype(float)  # float matmuls: exact here, and fast on wasm32
+    per_pattern = counts.T.astype(float)  # float matmuls: int64 ones are slow on wasm32
     packed, trimmed = (
         (table.reshape(-1, s) @ per_pattern).ravel()[index].reshape(b_count, m, d).sum(axis=2)
         for table in (below + (n + 1.0) * middle, np.where(middle, cube, 0.0)))
