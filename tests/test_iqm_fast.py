@@ -12,7 +12,6 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy import stats
 
 from arenalite import load_df
 from arenalite.rankings import iqm as iqm_module
@@ -22,18 +21,9 @@ from arenalite.rankings.iqm import (
     draw_patterns,
     iqm,
     iqm_from_patterns,
-    resampling_patterns,
     stratified_bootstrap_iqm_equal,
 )
-
-
-def repeated_iqms(cube: np.ndarray, patterns: np.ndarray) -> np.ndarray:
-    """Reference: ``trim_mean`` of each model's runs repeated by their drawn counts."""
-    m, d, s = cube.shape
-    counts, _ = resampling_patterns(s)
-    drawn = counts[patterns.reshape(len(patterns), m, d)].reshape(len(patterns), m, d * s)
-    return np.array([[stats.trim_mean(np.repeat(cube[i].ravel(), row[i].astype(np.intp)), 0.25)
-                      for i in range(m)] for row in drawn])
+from test_fast_paths import reference_iqms
 
 
 @settings(max_examples=30, deadline=None)
@@ -49,7 +39,7 @@ def test_windows_and_packed_counts_equal_repeated_runs(m, d, s, seed, guard, tie
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(iqm_module, "_GUARD_SDS", guard)
         fast = iqm_from_patterns(cube, patterns)
-    np.testing.assert_allclose(fast, repeated_iqms(cube, patterns), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(fast, reference_iqms(cube, patterns), rtol=0, atol=1e-12)
 
 
 def test_patterns_are_index_typed():
