@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from matplotlib.figure import Figure
 
-from arenalite.plots.intervals import axis_labels, interval_plot, shorten
+from arenalite.plots.intervals import interval_plot
+from arenalite.plots.style import axis_labels, shorten
 from arenalite.rankings import elo as E
 from arenalite.rankings.leaderboard import COLUMNS
 from frames import long_frame, quiet_load
@@ -27,7 +28,34 @@ def test_shorten_cuts_the_middle_and_keeps_labels_distinct():
     assert shorten("abcdefghij", 6) == "abc…ij"
     assert shorten("short", 40) == "short"
     same_ends = ["prefix-" + str(i) * 30 + "-suffix" for i in range(3)]
-    assert axis_labels(same_ends, 12) == same_ends  # cutting would merge them: kept whole
+    labels = axis_labels(same_ends, 12)  # cutting to 12 would merge them: cut less
+    assert len(set(labels)) == 3 and all("…" in label for label in labels)
+    assert all(len(label) < len(name) for label, name in zip(labels, same_ends, strict=True))
+    assert axis_labels(["a" * 50, "b" * 50, "short"], 12) == ["aaaaaa…aaaaa", "bbbbbb…bbbbb",
+                                                              "short"]  # no clash: unchanged
+
+
+def test_every_figure_labels_configurations_that_differ_mid_name_apart():
+    """Hyperparameter configurations share long prefixes and suffixes: no two may share a
+    label on a heatmap axis, in the profile legend or on the gate's rows."""
+    from arenalite.plots.gate import gate_plot
+    from arenalite.plots.profiles import profile_plot
+    from arenalite.plots.style import tick_labels
+
+    names = [f"gradient_boosting_depth={d}_learning_rate=0.05_subsample=0.8_v1"
+             for d in (2, 4, 6, 8)]
+    assert len(set(tick_labels(names)[0])) == 4
+    taus = np.array([1.0, 1.5, 3.0])
+    rho = pd.DataFrame(np.linspace(0.2, 1.0, 12).reshape(3, 4), columns=names)
+    fig = profile_plot(taus, rho, pd.Series(0.5, index=names))
+    legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert len(set(legend)) == 4
+    table = pd.DataFrame({"reference": "base", "candidate": names, "metric": "accuracy",
+                          "median_difference": 0.0, "margin": 0.01, "verdict": "non-inferior",
+                          "n_datasets": 3})
+    differences = pd.DataFrame({"candidate": names, "metric": "accuracy", "difference": 0.0})
+    ticks = [t.get_text() for t in gate_plot(table, differences).axes[0].get_yticklabels()]
+    assert len(set(ticks)) == 4
 
 
 def test_interval_plot_points_whiskers_and_80_rows():

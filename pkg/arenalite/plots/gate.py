@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .style import PALETTE, figure_and_axes, shorten
+from .style import PALETTE, axis_labels, figure_and_axes, shorten
 
 VERDICT_COLOURS = {"superior": PALETTE[2], "non-inferior": PALETTE[0],
                    "inferior": PALETTE[5], "inconclusive": "#777777"}
@@ -57,6 +57,8 @@ def _rows(ax: Any, table: pd.DataFrame, differences: pd.DataFrame, xlabel: str,
     n = len(table)
     y = np.arange(n)[::-1]
     labels = []
+    candidates = list(dict.fromkeys(table["candidate"].astype(str)))
+    short = dict(zip(candidates, axis_labels(candidates, 40), strict=True))
     for row_y, row in zip(y, table.itertuples(index=False), strict=True):
         sel = (differences["candidate"] == row.candidate) & (differences["metric"] == row.metric)
         d = differences.loc[sel, "difference"].to_numpy(dtype=float)
@@ -66,7 +68,7 @@ def _rows(ax: Any, table: pd.DataFrame, differences: pd.DataFrame, xlabel: str,
         ax.scatter([row.median_difference], [row_y], marker="D", s=50, color=colour,
                    edgecolors="black", zorder=3)
         ax.vlines(-row.margin, row_y - 0.3, row_y + 0.3, color=PALETTE[5], linewidth=2)
-        name = shorten(str(row.candidate), 40) + (f" ({row.metric})" if with_metric else "")
+        name = short[str(row.candidate)] + (f" ({row.metric})" if with_metric else "")
         labels.append(f"{name}\n{row.verdict}, n = {row.n_datasets}")
     ax.axvline(0.0, color="#333333", linewidth=0.8)
     ax.set_yticks(y, labels, fontsize=8 if n > 20 else 9)

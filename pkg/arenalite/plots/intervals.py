@@ -12,16 +12,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .style import PALETTE, figure_and_axes, model_colors_for, shorten
+from .style import PALETTE, axis_labels, figure_and_axes, model_colors_for
 
 ROW_HEIGHT = 0.22  # inches per model row
 CROWDED = 40  # rows above which tick labels get a smaller font
-
-
-def axis_labels(names: list[str], max_len: int) -> list[str]:
-    """Names shortened by :func:`shorten`, unless that would make two of them equal."""
-    short = [shorten(name, max_len) for name in names]
-    return short if len(set(short)) == len(set(names)) else names
 
 
 def interval_plot(
@@ -45,8 +39,8 @@ def interval_plot(
     - ``low`` / ``high``: columns of the interval ends, both or neither; the whisker is
       the segment between them (drawn even when it does not contain the point).
     - ``label``: column of the row names; names longer than ``max_label`` characters
-      are shortened in the middle with "…" on the axis only, unless that would make
-      two labels equal.
+      are shortened in the middle with "…" on the axis only, less where two labels
+      would otherwise be equal (:func:`.style.axis_labels`).
     - ``reference_line``: x of a dashed vertical guide (e.g. 1000 for Elo), or None.
     - ``model_colors``: a {name: colour} dict or a list in table order (default: one
       palette colour for all).

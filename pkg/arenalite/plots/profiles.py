@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .style import figure_and_axes, model_colors_for, shorten
+from .style import axis_labels, figure_and_axes, model_colors_for
 
 LINESTYLES = ("-", "--", "-.", ":")
 MAX_COLOURED = 10
@@ -65,6 +65,7 @@ def profile_plot(
     fig, ax = figure_and_axes(ax, figsize, default_size=(10.0 if outside else 7.5, 4.8))
     end = float(taus[-1]) * 1.05 if taus[-1] > 1.0 else 1.05
     x = np.append(taus, end)
+    labels = axis_labels(models[:coloured], max_label)
     for k in range(n - 1, -1, -1):  # the best drawn last, on top
         model = models[k]
         values = rho[model].to_numpy(dtype=float)
@@ -72,7 +73,7 @@ def profile_plot(
         if k < coloured:
             ax.step(x, y, where="post", color=colors[k], linewidth=1.6,
                     linestyle=LINESTYLES[(k // 8) % len(LINESTYLES)],
-                    label=f"{shorten(str(model), max_label)} (AUP {aup[model]:.3f})", zorder=3)
+                    label=f"{labels[k]} (AUP {aup[model]:.3f})", zorder=3)
         else:
             ax.step(x, y, where="post", color=GREY, linewidth=0.7, zorder=2,
                     label=f"{n - coloured} other models" if k == coloured else None)

@@ -55,9 +55,28 @@ def shorten(name: str, max_len: int) -> str:
     return name[:head] + "…" + name[len(name) - (max_len - 1 - head):]
 
 
+def axis_labels(names: Sequence[Any], max_len: int) -> list[str]:
+    """``names`` shortened in the middle to ``max_len`` characters (:func:`shorten`); names
+    whose labels would clash (configurations that differ only mid-name) are shortened
+    less, two characters at a time, until every label stands for one name."""
+    texts = [str(name) for name in names]
+    labels = [shorten(text, max_len) for text in texts]
+    length = max_len
+    while True:
+        owners: dict[str, set[str]] = {}
+        for text, label in zip(texts, labels, strict=True):
+            owners.setdefault(label, set()).add(text)
+        clashing = {label for label, owned in owners.items() if len(owned) > 1}
+        if not clashing:
+            return labels
+        length += 2
+        labels = [shorten(text, length) if label in clashing else label
+                  for text, label in zip(texts, labels, strict=True)]
+
+
 def tick_labels(names: Sequence[Any], max_label: int = 40) -> tuple[list[str], float]:
-    """Axis labels for ``names`` (long ones shortened in the middle) and a font size that
-    shrinks with their count, so 80 model names stay legible without overlapping."""
+    """Axis labels for ``names`` (:func:`axis_labels`) and a font size that shrinks with
+    their count, so 80 model names stay legible without overlapping."""
     n = len(names)
     size = 9.0 if n <= 20 else 7.0 if n <= 40 else 5.5
-    return [shorten(str(name), max_label) for name in names], size
+    return axis_labels(names, max_label), size
