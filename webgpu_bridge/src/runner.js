@@ -69,7 +69,6 @@ export async function runSplits(bridge, dataset, splits, models, { onProgress, w
   const { x, F } = datasetMatrix(dataset, sp.excluded_columns ?? []);
   const y = Float64Array.from(dataset.y);
   const C = task === "regression" ? 0 : (dataset.nClasses ?? y.reduce((a, b) => Math.max(a, b), 0) + 1);
-  const nFolds = sp.n_folds ?? 1 + sp.splits.reduce((a, s) => Math.max(a, s.fold), 0);
   const labels = models.map(modelLabel);
   const dup = labels.filter((l, i) => labels.indexOf(l) !== i);
   if (dup.length) throw new Error(`models have duplicate labels ${dup.join(", ")}; give them distinct 'label' keys`);
@@ -88,7 +87,7 @@ export async function runSplits(bridge, dataset, splits, models, { onProgress, w
       const yTest = Float64Array.from(split.test, (i) => y[i]);
       rows.push(resultRow({
         model: labels[mi], dataset: name, task,
-        scored: taskScore(task, yTest, output, C), split, nFolds,
+        scored: taskScore(task, yTest, output, C), split, nFolds: sp.n_folds,
         device: bridge.adapterInfo.description, timings,
       }));
       onProgress?.(rows.length, total);
