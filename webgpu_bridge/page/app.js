@@ -9,7 +9,7 @@ const DATA = new URL("./data/", import.meta.url);
 const $ = (id) => document.getElementById(id);
 const LOST = "The GPU device was lost; reload the page to time again.";
 
-const state = { bridge: null, catalogue: [], rows: [], lost: null };
+const state = { bridge: null, catalogue: [], rows: [] };
 
 async function fetchJson(name) {
   const url = new URL(name, DATA);
@@ -54,7 +54,6 @@ async function connect() {
     return;
   }
   state.bridge.device.lost.then((info) => {
-    state.lost = info;
     showNoWebGpu(`the GPU device was lost (${info.reason ?? "unknown"}: ${info.message || "no message"})`,
       LOST);
     document.body.dataset.state = "lost";
@@ -237,10 +236,11 @@ async function onRun(event) {
     document.body.dataset.state = "done";
   } catch (err) {
     // a lost device may make a GPU call fail before device.lost settles: say the cause
-    setStatus(state.lost ? `The run stopped. ${LOST}` : `The run stopped: ${err.message ?? err}`, "bad");
-    document.body.dataset.state = state.lost ? "lost" : "failed";
+    const { lost } = state.bridge;  // set by the Bridge as soon as device.lost settles
+    setStatus(lost ? `The run stopped. ${LOST}` : `The run stopped: ${err.message ?? err}`, "bad");
+    document.body.dataset.state = lost ? "lost" : "failed";
   } finally {
-    $("run").disabled = Boolean(state.lost);
+    $("run").disabled = Boolean(state.bridge.lost);
   }
 }
 
