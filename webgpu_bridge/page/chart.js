@@ -66,7 +66,7 @@ export function rowsPerSecondChart(summaries, title = "Throughput: median rows p
       if (!s) return;
       const y = gy + j * BAR;
       svg.append(el("rect", { x: LABEL_W, y: y + 2, width: Math.max(1, x(s.rowsPerS) - LABEL_W),
-        height: BAR - 4, fill: PALETTE[j % PALETTE.length] }));
+        height: BAR - 4, fill: PALETTE[j % PALETTE.length], class: "chart-bar" }));
       svg.append(el("text", { x: x(s.rowsPerS) + 4, y: y + BAR - 5, class: "chart-value" },
         formatNumber(s.rowsPerS)));
     });
