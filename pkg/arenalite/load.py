@@ -19,7 +19,7 @@ import pandas as pd
 
 from .benchmark import Benchmark, BenchmarkGroup
 from .normalize import normalize
-from .params import check_bool
+from .params import check_bool, is_number, plain
 from .registry import DIRECTIONS, get_metric
 
 
@@ -99,11 +99,6 @@ def load_df(
     )
 
 
-def _plain(value: Any) -> Any:
-    """numpy scalars as Python scalars, so messages read ``1`` rather than ``np.int64(1)``."""
-    return value.item() if isinstance(value, np.generic) else value
-
-
 def _require_columns(df: pd.DataFrame, columns: dict[str, Any]) -> None:
     for option, name in columns.items():
         if name not in df.columns:
@@ -132,7 +127,7 @@ def _no_missing(values: pd.Series, column: str) -> None:
     missing = values.isna().to_numpy()
     if missing.any():
         raise ValueError(f"column {column!r} has a missing value in row "
-                         f"{_plain(values.index[missing.argmax()])!r}")
+                         f"{plain(values.index[missing.argmax()])!r}")
 
 
 def _load_one(
@@ -186,30 +181,29 @@ def numeric_scores(values: pd.Series, column: str) -> pd.Series:
     """
     if pd.api.types.is_bool_dtype(values.dtype):
         raise ValueError(f"column {column!r} holds booleans (dtype {values.dtype}); scores must "
-                         f"be numbers, e.g. {_plain(values.iloc[0])!r} in row "
-                         f"{_plain(values.index[0])!r}")
+                         f"be numbers, e.g. {plain(values.iloc[0])!r} in row "
+                         f"{plain(values.index[0])!r}")
     if not pd.api.types.is_numeric_dtype(values.dtype):
         cells = values.to_numpy(dtype=object)
-        is_number = _each(cells, lambda v: isinstance(v, (int, float, np.integer, np.floating))
-                          and not isinstance(v, (bool, np.bool_)))
-        if not is_number.all():
+        number = _each(cells, is_number)
+        if not number.all():
             is_text = _each(cells, lambda v: isinstance(v, str))
             text = pd.Series(np.where(is_text, cells, None), dtype=object)
             is_numeric_text = is_text & pd.to_numeric(text, errors="coerce").notna().to_numpy()
-            bad = ~(is_number | is_numeric_text)
-            row = values.index[(bad if bad.any() else ~is_number).argmax()]
+            bad = ~(number | is_numeric_text)
+            row = values.index[(bad if bad.any() else ~number).argmax()]
             if bad.any():
                 raise ValueError(f"column {column!r} has a non-numeric value "
-                                 f"{_plain(values[row])!r} in row {_plain(row)!r}")
+                                 f"{plain(values[row])!r} in row {plain(row)!r}")
             raise ValueError(f"column {column!r} holds numbers stored as text, e.g. "
-                             f"{_plain(values[row])!r} in row {_plain(row)!r}; convert the column "
+                             f"{plain(values[row])!r} in row {plain(row)!r}; convert the column "
                              "with pd.to_numeric before loading")
     numeric = values.astype(float)
     nonfinite = ~np.isfinite(numeric.to_numpy())
     if nonfinite.any():
         row = values.index[nonfinite.argmax()]
-        raise ValueError(f"column {column!r} has a non-finite value {_plain(values[row])!r} in "
-                         f"row {_plain(row)!r}; scores must be finite numbers")
+        raise ValueError(f"column {column!r} has a non-finite value {plain(values[row])!r} in "
+                         f"row {plain(row)!r}; scores must be finite numbers")
     return numeric
 
 
@@ -224,7 +218,7 @@ def _one_metric_per_dataset(long: pd.DataFrame, column: str) -> pd.Series:
         ds = counts.index[(counts > 1).to_numpy().argmax()]
         rows = long[long["dataset"] == ds]
         first = rows.drop_duplicates("metric")
-        shown = ", ".join(f"{m!r} (row {_plain(r)!r})" for r, m in first["metric"].items())
+        shown = ", ".join(f"{m!r} (row {plain(r)!r})" for r, m in first["metric"].items())
         raise ValueError(f"dataset {ds!r} has more than one metric in column {column!r}: {shown}; "
                          "one metric per dataset is allowed")
     metrics = long.groupby("dataset", sort=True)["metric"].first()
@@ -238,8 +232,8 @@ def _no_duplicates(long: pd.DataFrame, columns: dict[str, str]) -> None:
     if not dup.any():
         return
     first = long[dup].iloc[0]
-    where = ", ".join(f"{columns[k]}={_plain(first[k])!r}" for k in keys)
-    rows = [_plain(r) for r in long.index[dup][:5]]
+    where = ", ".join(f"{columns[k]}={plain(first[k])!r}" for k in keys)
+    rows = [plain(r) for r in long.index[dup][:5]]
     hint = "" if "seed" in keys else "; if these are repeated runs, pass seed=<column>"
     raise ValueError(f"duplicate rows for ({where}) in rows {rows!r}; one row per "
                      f"({', '.join(columns[k] for k in keys)}) is allowed{hint}")

@@ -22,7 +22,8 @@ if TYPE_CHECKING:
 MIN_DATASETS = 2
 
 
-def _is_number(value: Any) -> bool:
+def is_number(value: Any) -> bool:
+    """A real number: Python's or numpy's int or float, but not a bool."""
     return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
         value, (bool, np.bool_))
 
@@ -30,14 +31,14 @@ def _is_number(value: Any) -> bool:
 def check_number(value: Any, name: str, *, low: float | None = None, high: float | None = None,
                  low_open: bool = False, high_open: bool = False, units: str = "") -> float:
     """``value`` as a finite float within the bounds given (``units`` ends the message)."""
-    if not _is_number(value):
+    if not is_number(value):
         raise TypeError(f"{name} must be a number, got {type(value).__name__} {value!r}")
     number = float(value)
     below = low is not None and (number <= low if low_open else number < low)
     above = high is not None and (number >= high if high_open else number > high)
     if not math.isfinite(number) or below or above:
         raise ValueError(f"{name} must {_requirement(low, high, low_open, high_open)}{units}, "
-                         f"got {_plain(value)!r}")
+                         f"got {plain(value)!r}")
     return number
 
 
@@ -53,7 +54,7 @@ def _requirement(low: float | None, high: float | None, low_open: bool, high_ope
     return f"lie in {'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
 
 
-def _plain(value: Any) -> Any:
+def plain(value: Any) -> Any:
     """numpy scalars as Python scalars, so messages read ``1`` rather than ``np.int64(1)``."""
     return value.item() if isinstance(value, np.generic) else value
 
@@ -64,7 +65,7 @@ def check_int(value: Any, name: str, minimum: int = 1, note: str = "") -> int:
         raise TypeError(f"{name} must be an integer, got {type(value).__name__} {value!r}")
     if value < minimum:
         least = "a positive integer" if minimum == 1 else f"an integer ≥ {minimum}"
-        raise ValueError(f"{name} must be {least}{note}, got {_plain(value)!r}")
+        raise ValueError(f"{name} must be {least}{note}, got {plain(value)!r}")
     return int(value)
 
 
@@ -103,7 +104,7 @@ def make_rng(random_state: Any) -> np.random.Generator:
                         f"{random_state!r}")
     if isinstance(random_state, (int, np.integer)) and random_state < 0:
         raise ValueError(f"random_state must be None, an int ≥ 0 or a numpy Generator, got "
-                         f"{_plain(random_state)!r}")
+                         f"{plain(random_state)!r}")
     try:
         return np.random.default_rng(random_state)
     except (TypeError, ValueError) as err:
