@@ -1,6 +1,6 @@
 // The WebGPU timing page: finds the adapter, lists the bundled datasets, runs the chosen
 // models on the first N persisted splits of each, and shows / downloads the results table.
-import { Bridge, RESULT_COLUMNS, modelLabel, runSplits } from "../webgpu_bridge/src/index.js";
+import { Bridge, KNN_MAX_K, RESULT_COLUMNS, modelLabel, runSplits } from "../webgpu_bridge/src/index.js";
 import { rowsPerSecondChart } from "./chart.js";
 import { csvText, firstSplits, formatNumber, repeatsFor, summarize } from "./summary.js";
 
@@ -108,7 +108,7 @@ function readChoices() {
   const models = [];
   if ($("use-knn").checked) {
     const k = positiveInt("knn-k", "knn's k");
-    if (k > 64) throw new Error("knn's k must be at most 64 (the top-k kernel's limit)");
+    if (k > KNN_MAX_K) throw new Error(`knn's k must be at most ${KNN_MAX_K} (the top-k kernel's limit)`);
     models.push({ name: "knn", k, batchRows });
   }
   if ($("use-attention").checked) {

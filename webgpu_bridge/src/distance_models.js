@@ -4,12 +4,14 @@ import { columnStats, gpuLabels, standardize, storeBatch, targetStats } from "./
 import { batchRows, now, workgroups } from "./engine.js";
 
 const MAX_DIST_VALUES = 1 << 22;
+/** Largest k the top-k kernel (kernels/knn.wgsl) keeps per query row. */
+export const KNN_MAX_K = 64;
 
 function checkedK(model, n) {
   const k = model.k ?? 5;
   if (!Number.isInteger(k) || k < 1) throw new RangeError(`knn: k must be a positive integer, got ${k}`);
   const kk = Math.min(k, n);
-  if (kk > 64) throw new RangeError(`knn: k = ${k} exceeds 64, the top-k kernel's limit`);
+  if (kk > KNN_MAX_K) throw new RangeError(`knn: k = ${k} exceeds ${KNN_MAX_K}, the top-k kernel's limit`);
   return kk;
 }
 
