@@ -201,7 +201,9 @@ def test_elo_matches_elo_ranking(hand):
 def test_elo_and_improvability_bars_share_the_dataset_draws(monkeypatch):
     bench = bench_of(HAND)
     counts = np.array([[2, 0, 1], [0, 3, 0], [1, 1, 1]])
-    monkeypatch.setattr(E, "resample_counts", lambda n, b, rng: counts)
+    # a second draw would differ (replicate 0 = the data itself), so unshared draws fail
+    draws = iter([counts, counts[::-1]])
+    monkeypatch.setattr(E, "resample_counts", lambda n, b, rng: next(draws))
     res = bench.leaderboard(n_bootstrap=3, random_state=0)
     per = bench.improvability_ranking().per_dataset.pivot(index="model", columns="dataset",
                                                           values="improvability")
