@@ -41,6 +41,11 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT / "pkg"))  # this checkout's arenalite, for the report and the data
+
+# the site's mode file and the numeric packages, as the notebooks' first cell checks them
+from arenalite.browser import NUMERIC, SITE_INFO  # noqa: E402  (imports no numpy)
+
 SITE = ROOT / "_site"
 LITE = ROOT / "lite"
 CONTENT = ROOT / "content"
@@ -55,8 +60,6 @@ PYODIDE_VERSION = "314.0.7"
 CDN = f"https://cdn.jsdelivr.net/pyodide/v{PYODIDE_VERSION}/full/"
 #: seconds to wait for the CDN to connect or send more bytes: an offline build never hangs
 TIMEOUT = 15.0
-#: the site's mode (where its numeric packages come from), read by arenalite.browser
-SITE_INFO = "arenalite-site.json"
 #: the files of the npm package that make up Pyodide's core (the rest are docs/types)
 CORE_FILES = ("pyodide.mjs", "pyodide.js", "pyodide.asm.mjs", "pyodide.asm.wasm",
               "python_stdlib.zip", "pyodide-lock.json", "package.json")
@@ -65,7 +68,6 @@ CORE_FILES = ("pyodide.mjs", "pyodide.js", "pyodide.asm.mjs", "pyodide.asm.wasm"
 KERNEL_ROOTS = ("micropip", "ipython", "jedi")
 #: pure-Python wheels the kernel installs through piplite that are not in the lock file
 PIPLITE_EXTRA = ("comm==0.2.3",)
-NUMERIC = ("numpy", "pandas", "matplotlib", "scipy")
 
 
 def step(message: str) -> float:
@@ -420,7 +422,6 @@ def jupyter_lite_build(out: Path) -> None:
 
 def build_report(out: Path, n_bootstrap: int) -> None:
     start = step(f"analysing {DEMO.relative_to(ROOT)}")
-    sys.path.insert(0, str(ROOT / "pkg"))
     import matplotlib
 
     matplotlib.use("Agg")
@@ -455,7 +456,6 @@ def copy_webgpu_page(out: Path) -> None:
     Python runner reads) in ``data/``: ``datasets.json`` lists them (rows, features, task,
     splits); ``NAME.json`` is the dataset object the bridge's ``runSplits`` takes."""
     step("copying the WebGPU timing page and exporting its datasets and splits")
-    sys.path.insert(0, str(ROOT / "pkg"))
     from arenalite import datasets, splits
 
     data = out / "webgpu" / "data"
