@@ -62,10 +62,10 @@ def normalize(
 
     option = "norm_ref_low/norm_ref_high" if metric_type_bounds is None else "metric_type_bounds"
     _check_order(low, high, directions, option)
-    _warn_unbracketed(lowest, highest, low, high, fixed, metrics, directions, option)
     is_min = (directions.loc[datasets] == "min").to_numpy()
     zero_at = pd.Series(np.where(is_min, high, low), index=datasets, dtype=float)
     one_at = pd.Series(np.where(is_min, low, high), index=datasets, dtype=float)
+    _warn_unbracketed(lowest, highest, low, high, zero_at, one_at, fixed, metrics, option)
     out = long.copy()
     out["norm"] = normalize_values(out["score"].to_numpy(dtype=float),
                                    out["dataset"].map(zero_at).to_numpy(dtype=float),
@@ -84,21 +84,19 @@ def _is_number(ref: Any) -> bool:
 
 
 def _warn_unbracketed(lowest: pd.Series, highest: pd.Series, low: pd.Series, high: pd.Series,
-                      fixed: pd.DataFrame, metrics: pd.Series, directions: pd.Series,
-                      option: str) -> None:
+                      zero_at: pd.Series, one_at: pd.Series, fixed: pd.DataFrame,
+                      metrics: pd.Series, option: str) -> None:
     """Warn when fixed numeric references leave a dataset's scores outside [0, 1].
 
     A reference that is a model name is relative by design (models beyond it are
     expected), so only numeric ends are checked, against the seed-averaged scores
-    (``lowest``/``highest`` per dataset, in ``low``'s order).
+    (``lowest``/``highest`` per dataset; every Series in the same dataset order).
     """
     outside = ((fixed["low"] & (lowest < low)) | (fixed["high"] & (highest > high))).to_numpy()
     if not outside.any():
         return
-    is_min = (directions.loc[low.index] == "min").to_numpy()
-    zero_at, one_at = np.where(is_min, high, low), np.where(is_min, low, high)
-    norm_a = normalize_values(lowest.to_numpy(), zero_at, one_at)
-    norm_b = normalize_values(highest.to_numpy(), zero_at, one_at)
+    norm_a = normalize_values(lowest.to_numpy(), zero_at.to_numpy(), one_at.to_numpy())
+    norm_b = normalize_values(highest.to_numpy(), zero_at.to_numpy(), one_at.to_numpy())
     names = low.index[outside]
     shown = "; ".join(
         f"dataset {ds!r} ({metrics[ds]}): scores {lowest[ds]:.4g} to {highest[ds]:.4g}, "
