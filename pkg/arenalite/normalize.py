@@ -57,7 +57,7 @@ def normalize(
                           UserWarning, stacklevel=4)
         low = _resolve_reference(norm_ref_low, "norm_ref_low", datasets, raw_mean, lowest)
         high = _resolve_reference(norm_ref_high, "norm_ref_high", datasets, raw_mean, highest)
-        fixed = pd.DataFrame({end: _is_number(ref) for end, ref in
+        fixed = pd.DataFrame({end: _is_fixed(ref) for end, ref in
                               (("low", norm_ref_low), ("high", norm_ref_high))}, index=datasets)
 
     option = "norm_ref_low/norm_ref_high" if metric_type_bounds is None else "metric_type_bounds"
@@ -78,7 +78,7 @@ def normalize_values(score: np.ndarray, zero_at: np.ndarray, one_at: np.ndarray)
     return (score - zero_at) / (one_at - zero_at) + 0.0  # + 0.0 turns -0.0 into 0.0
 
 
-def _is_number(ref: Any) -> bool:
+def _is_fixed(ref: Any) -> bool:
     """A fixed number or {dataset: number} dict (not a model name, not None = observed)."""
     return ref is not None and not isinstance(ref, str)
 
@@ -185,7 +185,7 @@ def _bounds_from_metric_types(
                 if isinstance(v, str) else check_number(v, f"{option} {end} for dataset {ds!r}")
                 for end, v in zip(("low", "high"), pair, strict=True)
             )
-            fixed[ds] = {end: _is_number(v) for end, v in zip(("low", "high"), pair, strict=True)}
+            fixed[ds] = {end: _is_fixed(v) for end, v in zip(("low", "high"), pair, strict=True)}
             continue
         spec = get_metric(name)
         if spec is None:
