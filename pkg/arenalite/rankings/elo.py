@@ -307,23 +307,20 @@ def chord_inverse(win: np.ndarray, theta0: np.ndarray) -> np.ndarray:
 
 
 def _chord(win: np.ndarray, theta0: np.ndarray, tol: float, max_iter: int,
-           inverse: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Newton steps with one shared Hessian: by default the batch-mean Hessian at ``theta0``.
+           inverse: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Newton steps with one shared Hessian, inverted in ``inverse`` (:func:`chord_inverse`).
 
     Bootstrap replicates are small perturbations of the full data, so one Hessian (the
-    full-data one, passed as ``inverse``, see :func:`chord_inverse`) serves them all: it
-    is inverted once and each iteration is a single (B, M) @ (M, M) product instead of B
-    linear solves. The expected scores use σ(θ_i − θ_j) = e_i / (e_i + e_j) with
-    e = exp(θ − max θ): no transcendental function per pair. The chord iteration converges
-    linearly; Anderson acceleration of depth ``_ANDERSON`` (Walker & Ni 2011: mix the last
-    steps by the γ minimizing the new residual, a tiny ridge keeping the small Gram system
-    solvable) cuts the iterations to the same fixed point (depth 1 about halves them;
-    depth 2 saves a further fifth on 1000-model dataset replicates). Replicates whose
-    steps do not shrink below ``tol`` within ``max_iter`` iterations are reported as not
-    converged.
+    full-data one at ``theta0``) serves them all: it is inverted once and each iteration
+    is a single (B, M) @ (M, M) product instead of B linear solves. The expected scores
+    use σ(θ_i − θ_j) = e_i / (e_i + e_j) with e = exp(θ − max θ): no transcendental
+    function per pair. The chord iteration converges linearly; Anderson acceleration of
+    depth ``_ANDERSON`` (Walker & Ni 2011: mix the last steps by the γ minimizing the new
+    residual, a tiny ridge keeping the small Gram system solvable) cuts the iterations to
+    the same fixed point (depth 1 about halves them; depth 2 saves a further fifth on
+    1000-model dataset replicates). Replicates whose steps do not shrink below ``tol``
+    within ``max_iter`` iterations are reported as not converged.
     """
-    if inverse is None:
-        inverse = chord_inverse(win.mean(axis=0), theta0)
     return _chord_sums(win.sum(axis=2), win + np.swapaxes(win, 1, 2), theta0, tol, max_iter,
                        inverse)
 
@@ -379,8 +376,9 @@ def _solve_batch(win: np.ndarray, theta0: np.ndarray | None, prior: np.ndarray,
     """Add ``prior`` to (only) the matrices that need it, then solve; returns (θ, n regularized).
 
     A matrix needs the prior when its graph is not strongly connected, or when Newton
-    does not converge on it (a nearly separated, numerically infinite MLE). ``inverse``:
-    the chord step matrix shared by all replicates (:func:`chord_inverse`).
+    does not converge on it (a nearly separated, numerically infinite MLE). With ``theta0``
+    (replicates) the chord solves, ``inverse`` its step matrix (:func:`chord_inverse`);
+    without (the point fit), Newton.
     """
     m = win.shape[-1]
     bad = ~strongly_connected(win)
