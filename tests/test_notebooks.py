@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import contextlib
+import functools
 import inspect
 import json
 import os
@@ -39,6 +41,18 @@ def code_cells(path: Path) -> list[str]:
     assert nb["nbformat"] == 4, f"{path.name}: nbformat {nb['nbformat']}, expected 4"
     return ["".join(c["source"]) if isinstance(c["source"], list) else c["source"]
             for c in nb["cells"] if c["cell_type"] == "code"]
+
+
+@functools.cache
+def executed(path: Path) -> tuple[dict, str]:
+    """Run a notebook's code cells in order in a fresh namespace with cwd = content/, once
+    per session (test_07_gate_protocol_verdicts reads the same run); returns (namespace,
+    the cwd after its last cell)."""
+    namespace: dict = {"__name__": "__main__"}
+    with contextlib.chdir(CONTENT):
+        for i, source in enumerate(code_cells(path)):
+            run_cell(source, namespace, f"{path.name}[code cell {i}]")
+        return namespace, os.getcwd()
 
 
 def run_cell(source: str, namespace: dict, where: str) -> None:
@@ -84,29 +98,22 @@ def test_webgpu_part_is_guarded() -> None:
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
-def test_notebook_runs_top_to_bottom(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_notebook_runs_top_to_bottom(path: Path) -> None:
     from matplotlib.figure import Figure
 
-    monkeypatch.chdir(CONTENT)
-    namespace: dict = {"__name__": "__main__"}
     cells = code_cells(path)
     assert cells, f"{path.name} has no code cells"
-    for i, source in enumerate(cells):
-        run_cell(source, namespace, f"{path.name}[code cell {i}]")
+    namespace, cwd = executed(path)
     assert namespace["arenalite"].__name__ == "arenalite"
     figures = [v for v in namespace.values() if isinstance(v, Figure)]
     if "fig" in "".join(cells):
         assert figures, f"{path.name}: a cell builds `fig` but no Figure is left"
-    assert os.getcwd() == str(CONTENT)
+    assert cwd == str(CONTENT)
 
 
-def test_07_gate_protocol_verdicts(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_07_gate_protocol_verdicts() -> None:
     """The protocol notebook's verdicts, ranking and honest-spread baseline, as it states them."""
-    monkeypatch.chdir(CONTENT)
-    path = CONTENT / "07_gate_protocol.ipynb"
-    namespace: dict = {"__name__": "__main__"}
-    for i, source in enumerate(code_cells(path)):
-        run_cell(source, namespace, f"{path.name}[code cell {i}]")
+    namespace, _ = executed(CONTENT / "07_gate_protocol.ipynb")
     assert {s["kind"] for s in namespace["persisted"].values()} == {"kfold"}
     assert {len(s["splits"]) for s in namespace["persisted"].values()} == {10}
     table = namespace["gate"].table.set_index("metric")
