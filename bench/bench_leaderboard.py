@@ -3,8 +3,9 @@
 Run ``python bench/bench_leaderboard.py``. Two inputs:
 
 - the bundled demo (``content/demo_results.csv``: 6 models × 4 datasets, 60 seeds each);
-- a TabArena-sized synthetic suite: 78 models × 51 datasets × 3 seeds (model skill +
-  dataset difficulty + model × dataset affinity + seed noise, fixed random seed).
+- a TabArena-sized synthetic suite: 78 models × 51 datasets × 3 seeds
+  (``bench_scale.synthetic``: model skill + dataset difficulty + model × dataset affinity
+  + seed noise, fixed random seed).
 
 It prints the seconds of ``leaderboard(n_bootstrap=200)`` on the suite (target: a few
 seconds) and of ``elo_ranking`` with each scheme, each next to its ratio over the Elo
@@ -22,28 +23,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pandas as pd
-
 import arenalite
+from bench_scale import synthetic
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMES = ("battle", "split", "dataset")
-
-
-def tabarena_sized(n_models: int = 78, n_datasets: int = 51, n_seeds: int = 3,
-                   seed: int = 0) -> pd.DataFrame:
-    """Accuracy-like long table of the size of TabArena's leaderboard."""
-    rng = np.random.default_rng(seed)
-    score = (0.75 + rng.normal(0, 0.04, (n_models, 1, 1)) + rng.normal(0, 0.1, (1, n_datasets, 1))
-             + rng.normal(0, 0.02, (n_models, n_datasets, 1))
-             + rng.normal(0, 0.02, (n_models, n_datasets, n_seeds)))
-    m, d, s = np.meshgrid(np.arange(n_models), np.arange(n_datasets), np.arange(n_seeds),
-                          indexing="ij")
-    return pd.DataFrame({"model": np.char.add("model_", m.ravel().astype(str)),
-                         "dataset": np.char.add("data_", d.ravel().astype(str)),
-                         "seed": s.ravel(), "metric": "accuracy",
-                         "score": np.clip(score, 0.01, 0.99).ravel()})
 
 
 def seconds(call: Callable[[Any], Any], bench: Any, repeat: int) -> float:
@@ -66,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
         warnings.simplefilter("ignore")
         inputs = {
             "demo 6×4×60": arenalite.load_csv(ROOT / "content" / "demo_results.csv", seed="seed"),
-            "suite 78×51×3": arenalite.load_df(tabarena_sized(), seed="seed",
+            "suite 78×51×3": arenalite.load_df(synthetic(78, 51, 3), seed="seed",
                                                norm_ref_low=0.0, norm_ref_high=1.0),
         }
         for label, bench in inputs.items():
