@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import argparse
 import resource
-import time
-import tracemalloc
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -27,29 +25,11 @@ import numpy as np
 import pandas as pd
 
 import arenalite
-from bench_scale import synthetic
+from bench_scale import measure, synthetic
 
 ELO_RESAMPLING = "auto"
 """The battle bootstrap (multinomial, Poisson on input (b)): the scheme of the loop reference
 and of this script's targets; the default of ``elo_ranking`` is now the dataset bootstrap."""
-
-
-def measure(fn: Callable[[], Any], memory: bool = True) -> tuple[Any, float, float]:
-    """(result, seconds, tracemalloc peak in MB) of ``fn``.
-
-    Seconds come from an untraced call (tracemalloc slows allocation-heavy code); with
-    ``memory`` a second, traced call gives the peak (NaN otherwise).
-    """
-    start = time.perf_counter()
-    out = fn()
-    seconds = time.perf_counter() - start
-    peak = np.nan
-    if memory:
-        tracemalloc.start()
-        fn()
-        peak = tracemalloc.get_traced_memory()[1] / 2**20
-        tracemalloc.stop()
-    return out, seconds, peak
 
 
 def naive_elo_bootstrap(df: pd.DataFrame, n_bootstrap: int, seed: int = 0) -> np.ndarray:
@@ -95,11 +75,12 @@ def run_size(label: str, df: pd.DataFrame, elo_bootstrap: int, iqm_bootstrap: in
     n_seeds = df["seed"].nunique()
     cube = df.sort_values(["model", "dataset", "seed"])["score"].to_numpy().reshape(
         n_models, n_datasets, n_seeds)
-    _, ref_seconds, _ = measure(lambda: cube.mean(axis=2).mean(axis=1), memory=False)
+    _, ref_seconds, _ = measure(lambda: cube.mean(axis=2).mean(axis=1), 1, False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         bench, *stats = measure(lambda: arenalite.load_df(df, seed="seed", norm_ref_low=0.0,
-                                                          norm_ref_high=1.0), memory)
+                                                          norm_ref_high=1.0), 1, memory,
+                                keep=True)
         steps: list[tuple[str, Callable[[], Any]]] = [
             ("aggregate", bench.aggregate_ranking),
             (f"iqm (B={iqm_bootstrap})",
@@ -116,7 +97,7 @@ def run_size(label: str, df: pd.DataFrame, elo_bootstrap: int, iqm_bootstrap: in
         rows.append({"input": label, "step": "load", "seconds": stats[0], "peak_MB": stats[1],
                      "x numpy mean": stats[0] / ref_seconds})
         for name, fn in steps:
-            _, seconds, peak = measure(fn, memory)
+            _, seconds, peak = measure(fn, 1, memory)
             timings[name] = seconds
             rows.append({"input": label, "step": name, "seconds": seconds, "peak_MB": peak,
                          "x numpy mean": seconds / ref_seconds})
@@ -141,8 +122,8 @@ def main(argv: list[str] | None = None) -> None:
     rows: list[dict[str, Any]] = []
     small = synthetic(14, 19, 5)
     timings = run_size("(a) 14×19×5", small, 1000, 1000, rows, not args.no_memory)
-    _, naive_seconds, _ = measure(lambda: naive_elo_bootstrap(small, args.naive_replicates),
-                                  memory=False)
+    _, naive_seconds, _ = measure(lambda: naive_elo_bootstrap(small, args.naive_replicates), 1,
+                                  False)
     naive_per_replicate = naive_seconds / args.naive_replicates
     ours_per_replicate = (timings["elo (B=1000)"] - timings["elo (B=0)"]) / 1000
     rows.append({"input": "(a) 14×19×5",
