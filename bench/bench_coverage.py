@@ -66,7 +66,7 @@ def population(effect: float, noise: float) -> dict[str, pd.Series]:
     return {"elo": elo, "iqm": iqm}
 
 
-def covered(table: pd.DataFrame, value: str, truth: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+def covered(table: pd.DataFrame, truth: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     """Per model: whether [CI_low, CI_high] holds the population value, and the width."""
     t = table.set_index("model").loc[truth.index]
     hit = (t["CI_low"] <= truth) & (truth <= t["CI_high"])
@@ -93,8 +93,7 @@ def run(sizes: list[int], reps: int, n_bootstrap: int) -> tuple[pd.DataFrame, di
                         table = bench.elo_ranking(n_bootstrap=n_bootstrap, random_state=rep,
                                                   resampling=key).table
                     seconds[key] += time.perf_counter() - start
-                    hit, width = covered(table, "IQM" if key == "iqm" else "ELO",
-                                         truth["iqm" if key == "iqm" else "elo"])
+                    hit, width = covered(table, truth["iqm" if key == "iqm" else "elo"])
                     hits[key].append(hit)
                     widths[key].append(width)
             row = {"scenario": scenario, "datasets": n_datasets}
