@@ -289,26 +289,24 @@ comparison. The models are the page's defaults; add `k` / `temperature` if you c
             code('''import numpy as np
 
 
-def as_float32(name):
-    ds = datasets.load(name)
+def as_float32(ds):
     y = ds.y.astype(np.float32).astype(np.float64) if ds.task == "regression" else ds.y
-    return datasets.Dataset(name, ds.X.astype(np.float32).astype(np.float64), y, ds.task,
+    return datasets.Dataset(ds.name, ds.X.astype(np.float32).astype(np.float64), y, ds.task,
                             ds.n_classes, ds.feature_names)
 
 
-def first_repeats(name, n_repeats):
-    ds = datasets.load(name)
-    persisted = splits.make_splits(ds.n_rows, ds.task, y=ds.y, dataset=name)
+def first_repeats(ds, n_repeats):
+    persisted = splits.make_splits(ds.n_rows, ds.task, y=ds.y, dataset=ds.name)
     return {**persisted, "n_repeats": n_repeats,
             "splits": [s for s in persisted["splits"] if s["repeat"] < n_repeats]}
 
 
-names = list(web["dataset"].unique())
+bundled = {name: datasets.load(name) for name in web["dataset"].unique()}
 repeats = web.groupby("dataset")["repeat"].max() + 1
 page_models = {"knn": {"name": "knn", "k": 5}, "attention": {"name": "attention"},
                "icl_transformer": {"name": "icl_transformer"}}
-python = runner.run({n: as_float32(n) for n in names},
-                    {n: first_repeats(n, int(repeats[n])) for n in names},
+python = runner.run({n: as_float32(ds) for n, ds in bundled.items()},
+                    {n: first_repeats(ds, int(repeats[n])) for n, ds in bundled.items()},
                     [page_models[m] for m in web["model"].unique()], progress=False)
 len(python), len(web)'''),
             md("""
@@ -317,8 +315,8 @@ target's own scale, so the RMSE difference is divided by the target's standard d
 """),
             code('''both = web.merge(python, on=["model", "dataset", "split_id"],
                  suffixes=("_webgpu", "_python"), validate="one_to_one")
-target_sd = {n: float(np.std(datasets.load(n).y)) if datasets.load(n).task == "regression"
-             else 1.0 for n in names}
+target_sd = {n: float(np.std(ds.y)) if ds.task == "regression" else 1.0
+             for n, ds in bundled.items()}
 both["score_diff"] = ((both["score_webgpu"] - both["score_python"]).abs()
                       / both["dataset"].map(target_sd))
 assert (both["score_diff"] < 1e-4).all(), both.loc[both["score_diff"].idxmax()]
