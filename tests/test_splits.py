@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from arenalite import splits as S
@@ -557,8 +557,7 @@ def test_random_keeps_each_class_share_within_one_row(n, k, fraction, seed):
     y[:2] = [0, 1]
     task = "binary" if k == 2 else "multiclass"
     t = S.random_test_rows(n, fraction)
-    if not 1 <= t < n:
-        return
+    assume(1 <= t < n)
     sp = make_splits(n, task, y=y, kind="random", n_repeats=2, test_fraction=fraction)
     for e in sp["splits"]:
         test = np.array(e["test"])
@@ -615,6 +614,9 @@ def test_new_kinds_round_trip_byte_identically(tmp_path, kwargs):
 def test_new_kinds_bad_input(kwargs, exc, pattern):
     with pytest.raises(exc, match=pattern):
         make_splits(12, "regression", **kwargs)
+
+
+def test_kfold_needs_y_to_stratify_a_classification_task():
     with pytest.raises(ValueError, match=r"y is needed to stratify"):
         make_splits(12, "binary", kind="kfold")
 
