@@ -62,7 +62,7 @@ def csv_safe(table: pd.DataFrame) -> pd.DataFrame:
     out = table.copy()
     for column in out.columns:
         values = out[column]
-        if pd.api.types.is_numeric_dtype(values.dtype) or pd.api.types.is_bool_dtype(values.dtype):
+        if pd.api.types.is_numeric_dtype(values.dtype):  # numbers and booleans
             continue
         text = values.map(lambda v: isinstance(v, str) and v.startswith(FORMULA_START))
         out[column] = values.where(~text.astype(bool), "'" + values.astype(str))
@@ -123,9 +123,15 @@ def write_outputs(result: Result, name: str, out: Path, formats: Sequence[str], 
 
 
 # ---- HTML ------------------------------------------------------------------------------
+def _is_number(values: pd.Series) -> bool:
+    """Whether a column holds numbers (booleans are text here): formatted and right-aligned."""
+    return (pd.api.types.is_numeric_dtype(values.dtype)
+            and not pd.api.types.is_bool_dtype(values.dtype))
+
+
 def format_column(values: pd.Series) -> list[str]:
     """Numbers at a precision fitting the column's size; round-off zeros print as 0."""
-    if pd.api.types.is_bool_dtype(values.dtype) or not pd.api.types.is_numeric_dtype(values.dtype):
+    if not _is_number(values):
         return ["" if pd.isna(v) else str(v) for v in values]
     if pd.api.types.is_integer_dtype(values.dtype):
         return [str(v) for v in values]
@@ -153,9 +159,7 @@ def html_table(table: pd.DataFrame, csv_name: str | None = None, max_rows: int =
     """``table`` as HTML: text left, numbers right; over ``max_rows`` rows, the first ones and
     a pointer to the full table (the CSV file ``csv_name``, or else ``.table``)."""
     shown = table.head(max_rows)
-    classes = ["num" if pd.api.types.is_numeric_dtype(shown[c].dtype)
-               and not pd.api.types.is_bool_dtype(shown[c].dtype) else "text"
-               for c in shown.columns]
+    classes = ["num" if _is_number(shown[c]) else "text" for c in shown.columns]
     # the class styles the report; the inline alignment also holds in a notebook
     attrs = [f'class="{k}" style="text-align:{"right" if k == "num" else "left"}"'
              for k in classes]
