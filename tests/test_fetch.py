@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import importlib.util
 import json
 import socket
 import urllib.request
@@ -21,14 +20,12 @@ from pathlib import Path
 
 import pytest
 
-from browser_harness import serving
+from browser_harness import serving, site_build
 
 pytestmark = pytest.mark.needs_sockets  # every test stands up the loopback CDN
 
 ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("arenalite_site_build", ROOT / "build.py")
-build = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(build)
+build = site_build()
 
 #: name → (version, depends); the kernel's roots, the numeric closure and one bystander
 PACKAGES = {

@@ -32,10 +32,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from browser_harness import site_build
+
 ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("arenalite_site_build", ROOT / "build.py")
-build = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(build)
+build = site_build()
 
 
 def sha(path: Path) -> str:
