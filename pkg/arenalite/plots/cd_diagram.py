@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .style import PALETTE, figure_and_axes, tick_labels
+from .style import PALETTE, axis_labels, figure_and_axes
 
 _ROW = 1.0          # vertical distance between label rows (data units)
 _CLIQUE_ROW = 0.55  # vertical distance between clique bars
@@ -25,7 +25,7 @@ def cd_diagram(avg_ranks: pd.Series, cd: float, cliques: list[list[str]], *, ax:
                figsize: tuple[float, float] | None = None, title: str | None = None) -> Any:
     """Draw the diagram for ``avg_ranks`` (Series indexed by model, best first)."""
     ranks = avg_ranks.sort_values(kind="stable")
-    names, _ = tick_labels(ranks.index, max_label=60)
+    names = axis_labels(ranks.index, 60)
     values = ranks.to_numpy(dtype=float)
     k = len(values)
     n_left = (k + 1) // 2

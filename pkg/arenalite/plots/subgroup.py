@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .style import color, figure_and_axes, tick_labels
+from .style import axis_labels, color, figure_and_axes
 
 
 def subgroup_bars(table: pd.DataFrame, *, ax: Any = None,
@@ -26,7 +26,7 @@ def subgroup_bars(table: pd.DataFrame, *, ax: Any = None,
               label="AUPRC chance level (prevalence)")
     ax.axhline(0.5, color="#777777", linewidth=0.8, linestyle="--",
                label="AUROC chance level (0.5)")
-    names, _ = tick_labels(table["group"], max_label=24)
+    names = axis_labels(table["group"], 24)
     labels = [f"{g}\nprev. {p:.2f}" for g, p in zip(names, prevalence, strict=True)]
     ax.set_xticks(x, labels)
     ax.set_ylim(0.0, 1.05)
