@@ -13,7 +13,6 @@ WebGPU flag the page must say why and what to try, quickly.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import time
 from collections.abc import Iterator
@@ -25,12 +24,10 @@ import pytest
 
 import arenalite
 from arenalite import datasets, runner, splits
-from browser_harness import chromium, float32_dataset, playwright_session, serving
+from browser_harness import chromium, float32_dataset, playwright_session, serving, site_build
 
 ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("arenalite_site_build", ROOT / "build.py")
-build = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(build)
+build = site_build()
 
 TOL = 1e-4
 RUN = ["breast_cancer", "wine"]
