@@ -51,7 +51,7 @@ def shorten(name: str, max_len: int) -> str:
     """``name`` cut in the middle with "…" when longer than ``max_len`` characters."""
     if len(name) <= max_len:
         return name
-    head = (max_len - 1) // 2 + (max_len - 1) % 2
+    head = max_len // 2  # the longer half when max_len - 1 is odd
     return name[:head] + "…" + name[len(name) - (max_len - 1 - head):]
 
 
