@@ -99,7 +99,13 @@ def test_constant_cells_give_zero_width_interval():
     assert np.allclose(boot, stats.trim_mean(values, 0.25))
 
 
-def test_chunking_does_not_change_the_draws(bench, monkeypatch):
+@pytest.mark.parametrize("uneven", [False, True])
+def test_chunking_does_not_change_the_draws(seeded, monkeypatch, uneven):
+    """Equal cells take the pattern path (blocks of models), uneven ones the per-run path
+    (chunks of replicates); neither depends on the block or chunk size."""
+    if uneven:
+        seeded = seeded[~((seeded["dataset"] == "D1") & (seeded["seed"] >= 2))]
+    bench = load_df(seeded, seed="seed", **FIXED)
     whole = bench.iqm_ranking(n_bootstrap=64, random_state=5).table
     monkeypatch.setattr(iqm_module, "_CHUNK_ELEMENTS", 100)
     pd.testing.assert_frame_equal(whole, bench.iqm_ranking(n_bootstrap=64, random_state=5).table)
