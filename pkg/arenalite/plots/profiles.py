@@ -59,8 +59,7 @@ def profile_plot(
     models = list(rho.columns)
     n = len(models)
     coloured = n if model_colors is not None or n <= MAX_COLOURED + 2 else MAX_COLOURED
-    colors = model_colors_for(model_colors, models[:coloured]
-                              if model_colors is None else models)
+    colors = model_colors_for(model_colors, models[:coloured])  # all of them when given
     outside = coloured > 8 or max(len(str(m)) for m in models) > 30
     fig, ax = figure_and_axes(ax, figsize, default_size=(10.0 if outside else 7.5, 4.8))
     end = float(taus[-1]) * 1.05 if taus[-1] > 1.0 else 1.05
