@@ -14,6 +14,7 @@ WebGPU flag the page must say why and what to try, quickly.
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,7 +33,9 @@ build = site_build()
 TOL = 1e-4
 RUN = ["breast_cancer", "wine"]
 N_SPLITS = 3
-SCREENSHOT = Path("/work/notes/webgpu_page.png")
+# Where the run test saves a screenshot of the finished page to look at: a folder named by
+# ARENALITE_SCREENSHOTS, else the test's own temporary folder (nothing outside it).
+SCREENSHOTS = os.environ.get("ARENALITE_SCREENSHOTS")
 MODELS = [{"name": "knn", "k": 5}, {"name": "attention", "temperature": None},
           {"name": "icl_transformer", "weights": None}]
 
@@ -132,8 +135,9 @@ def test_page_runs_models_and_downloads_the_runner_table(site: Path, served: str
         progress = page.eval_on_selector_all("#progress progress",
                                              "bs => bs.map(b => [b.value, b.max])")
         page.set_viewport_size({"width": 1200, "height": 900})
-        SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(SCREENSHOT), full_page=True)
+        shots = Path(SCREENSHOTS) if SCREENSHOTS else tmp_path
+        shots.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(shots / "webgpu_page.png"), full_page=True)
         with page.expect_download() as download:
             page.get_by_role("button", name="Download results CSV").click()
         csv = tmp_path / download.value.suggested_filename
