@@ -22,6 +22,8 @@ CASES = [
     ("frequentist_comparison", {"alpha": 1.5}, ValueError, "alpha"),
     ("bayesian_comparison", {"rope": None}, TypeError, "rope"),
     ("bayesian_comparison", {"rope": -0.1}, ValueError, "rope"),
+    ("bayesian_comparison", {"random_state": True}, TypeError, "random_state"),
+    ("bayesian_comparison", {"random_state": -3}, ValueError, "random_state"),
     ("gate", {"candidate": "Steady", "reference": "Sprinter", "margin": "a lot"}, TypeError,
      "margin"),
     ("gate", {"candidate": "Steady", "reference": "Sprinter", "margin": -0.01}, ValueError,

@@ -103,6 +103,8 @@ def test_errors() -> None:
         group.rank_sensitivity(agg="elo")
     with pytest.raises(ValueError, match="n_bootstrap must be a positive integer, got 0"):
         group.rank_sensitivity(n_bootstrap=0)
+    with pytest.raises(TypeError, match="random_state must be None, an int or a numpy Generator"):
+        group.rank_sensitivity(random_state="seven")
     uneven = arenalite.BenchmarkGroup(
         {"frozen": group["frozen"], "full_ft": group["full_ft"].drop_models("m0")}, "cond")
     with pytest.raises(ValueError, match=r"only in 'frozen': \['m0'\]"):

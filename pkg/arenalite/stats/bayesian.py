@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ..params import check_int, check_model, check_number, check_shape
+from ..params import check_int, check_model, check_number, check_shape, make_rng
 from ..progress import Progress
 from ..results import Result
 
@@ -183,7 +183,7 @@ def bayesian_comparison(benchmark: Benchmark, rope: float = 0.01, reference: str
     a = np.array([index[p[0]] for p in chosen])
     b = np.array([index[p[1]] for p in chosen])
     probs = signed_rank_posterior(values[a] - values[b], rope, n_samples,
-                                  np.random.default_rng(random_state))
+                                  make_rng(random_state))
     table = pd.DataFrame({
         "model_a": [p[0] for p in chosen],
         "model_b": [p[1] for p in chosen],

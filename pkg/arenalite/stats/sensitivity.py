@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ..params import check_choice, check_int, check_number
+from ..params import check_choice, check_int, check_number, make_rng
 from ..rankings.aggregate import trim_mean
 from ..results import Result
 from .friedman import rank_matrix
@@ -166,7 +166,7 @@ def rank_sensitivity(group: BenchmarkGroup, condition_a: Any = None, condition_b
     models = _common_models(group, pairs)
     if len(models) < 2:
         raise ValueError(f"rank_sensitivity needs at least 2 models, got {models!r}")
-    rng = np.random.default_rng(random_state)
+    rng = make_rng(random_state)
     matrices = {c: per_dataset_matrix(group[c], models, agg)
                 for c in dict.fromkeys(c for pair in pairs for c in pair)}
     summaries = {c: summarize(m, agg, axis=0) for c, m in matrices.items()}
