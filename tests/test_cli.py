@@ -215,10 +215,15 @@ def test_unknown_format(tmp_path, seeded_csv, capsys):
     assert "argument --format: unknown figure format(s) ['jpg']" in line
 
 
-def test_margin_error_names_the_flag():
+def test_margin_error_names_the_flag(tmp_path, seeded, capsys):
     message = ("no default margin for metric 'mape': no natural scale; pass margin= as a number "
                "or a {'mape': margin} dict")
     assert "pass --margin as a number" in flag_message(message)
+    csv = tmp_path / "mape.csv"
+    seeded.assign(metric="mape").to_csv(csv, index=False)  # the library's own message
+    line = fails(["gate", str(csv), "--seed-col", "seed", *FIXED, "--candidate", "A",
+                  "--reference", "B", "-o", str(tmp_path)], capsys)
+    assert "no default margin for metric 'mape'" in line and "pass --margin as a number" in line
 
 
 def test_flag_message_leaves_column_values_alone():
