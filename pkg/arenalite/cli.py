@@ -32,6 +32,8 @@ from .report import METHODS, parse_formats, write_outputs, write_report, write_t
 LOAD_OPTIONS = ("model", "dataset", "metric", "score", "seed", "norm_ref_low", "norm_ref_high",
                 "drop_incomplete")
 """load_df's options the CLI passes on (no condition_col: one run analyses one condition)."""
+CONFIG_OPTIONS = LOAD_OPTIONS + ("metric_direction", "metric_type_bounds")
+"""What a --config file may set: the load options and two that have no flag."""
 COLUMN_OPTIONS = ("model", "dataset", "metric", "score", "seed")
 FLAGS = {
     **{option: f"--{option}-col" for option in COLUMN_OPTIONS},
@@ -236,10 +238,10 @@ def _load(args: argparse.Namespace) -> Benchmark:
     for key in ("norm_ref_low", "norm_ref_high"):
         if isinstance(options.get(key), str):
             options[key] = _scalar_or_name(options[key])
-    unknown = sorted(set(options) - set(LOAD_OPTIONS) - {"metric_direction", "metric_type_bounds"})
+    unknown = sorted(set(options) - set(CONFIG_OPTIONS))
     if unknown:
         raise ValueError(f"unknown load option(s) {unknown!r} in {args.config}; known: "
-                         f"{sorted(LOAD_OPTIONS)!r}")
+                         f"{sorted(CONFIG_OPTIONS)!r}")
     return load_csv(args.csv, **options)
 
 
