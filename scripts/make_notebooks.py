@@ -483,6 +483,72 @@ nats; CRPS, in the units of y, needs `margin=`). For classifiers the track's pro
 score is log loss, which the gate above already used on iris and wine.
 """),
         ]),
+    "08_tabular_fm": notebook(
+        "tabular_fm: arenalite's tabular foundation model",
+        """
+`tabular_fm` is a transformer of the TabPFN family (one token per cell; each layer attends
+across the features of a row, then across the rows of each feature, test rows attending to
+training rows only), trained by us on a synthetic prior (`scripts/train_tfm.py`,
+docs/models.md). It predicts in context: no fitting, the training rows are its input.
+
+Here it runs beside the other in-context models on the persisted splits of the bundled
+datasets (the first repeat of each, to stay quick in the browser), and its regression
+head's spread — it predicts a Gaussian, not just a number — goes through the gate's
+probabilistic track.
+""",
+        [
+            code('''from arenalite import datasets, runner, splits
+
+data = {name: datasets.load(name) for name in datasets.names()}
+persisted = {}
+for name, ds in data.items():
+    s = splits.make_splits(ds.n_rows, ds.task, y=ds.y, dataset=name)
+    persisted[name] = {**s, "n_repeats": 1, "splits": [e for e in s["splits"] if e["repeat"] == 0]}
+models = [{"name": "tabular_fm"}, {"name": "icl_transformer"}, {"name": "attention"},
+          {"name": "knn", "k": 5}]
+results = runner.run(data, persisted, models, progress=False)
+results.groupby(["dataset", "metric", "model"])["score"].mean().unstack("model").round(4)'''),
+            md("""
+ROC AUC is higher-is-better, log loss and RMSE lower-is-better. The same table ranked:
+"""),
+            code('''bench = arenalite.load_df(results, seed="seed",
+                          metric_type_bounds={"roc_auc": (0.5, 1.0), "log_loss": (0.0, "knn"),
+                                              "rmse": (0.0, "knn")})
+bench.leaderboard(n_bootstrap=100, random_state=0).table[["model", "elo", "elo+", "elo-",
+                                                            "winrate", "improvability"]]'''),
+            md("""
+## Its spread in the probabilistic track
+
+`arenalite.models.predict_distribution` returns the Gaussian mean and spread (standard
+deviation) in the target's units. Out-of-fold on diabetes, scored with CRPS and Gaussian
+NLL against the reference point model (kNN, k = 15) with the honest constant spread (the
+RMSE of its own out-of-fold residuals):
+"""),
+            code('''import pandas as pd
+
+from arenalite.models import predict, predict_distribution
+from arenalite.probabilistic import track_scores
+
+diabetes, parts = data["diabetes"], []
+for split in persisted["diabetes"]["splits"]:
+    tr, te = split["train"], split["test"]
+    mean, spread = predict_distribution({"name": "tabular_fm"}, diabetes.X[tr], diabetes.y[tr],
+                                        diabetes.X[te])
+    point = predict({"name": "knn", "k": 15}, diabetes.X[tr], diabetes.y[tr], diabetes.X[te],
+                    "regression")
+    parts.append(pd.DataFrame({"dataset": "diabetes", "y_true": diabetes.y[te], "mean": mean,
+                               "std": spread, "point": point}))
+oof = pd.concat(parts, ignore_index=True)
+track = track_scores(oof, candidate="tabular_fm (its own spread)",
+                     reference="knn-15 + honest constant spread")
+track.pivot(index="model", columns="metric", values="score").round(3)'''),
+            md("""
+Lower is better for both. The spread is calibrated if about 68 % of the test targets fall
+within one predicted standard deviation of the mean:
+"""),
+            code('''inside = ((oof["y_true"] - oof["mean"]).abs() <= oof["std"]).mean()
+print(f"{inside:.0%} of targets within one predicted sd (68 % for a calibrated Gaussian)")'''),
+        ]),
 }
 
 

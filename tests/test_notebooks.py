@@ -32,7 +32,7 @@ CONTENT = Path(__file__).resolve().parents[1] / "content"
 NOTEBOOKS = sorted(CONTENT.glob("*.ipynb"))
 EXPECTED = {"01_quick_start", "02_performance_profiles", "03_three_rankings",
             "04_statistics_and_gate", "05_auroc_vs_auprc", "06_splits_and_webgpu",
-            "07_gate_protocol"}
+            "07_gate_protocol", "08_tabular_fm"}
 
 
 def code_cells(path: Path) -> list[str]:

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from . import transformer
+from . import tabular_fm, transformer
 from .attention import attention_output, attention_weights
 from .knn import knn_output, neighbours
 from .preprocess import TASKS, Prepared, prepare
@@ -26,12 +26,15 @@ MODELS: dict[str, dict[str, Any]] = {
     "knn": {"k": 5},
     "attention": {"temperature": None},
     "icl_transformer": {"weights": None},
+    "tabular_fm": {"weights": None},
 }
+# Models whose regression head gives a Gaussian spread besides the mean.
+SPREAD_MODELS = ("tabular_fm",)
 # Keys every model dict may carry besides its parameters (ignored by the computation).
 COMMON_KEYS = ("name", "label")
 
 __all__ = ["MODELS", "TASKS", "Weights", "check_model", "model_label", "predict",
-           "predict_timed", "read_weights", "write_weights"]
+           "predict_distribution", "predict_timed", "read_weights", "write_weights"]
 
 
 def check_model(model: object) -> dict[str, Any]:
@@ -60,7 +63,7 @@ def check_model(model: object) -> dict[str, Any]:
     else:
         w = out["weights"]
         if w is not None and not isinstance(w, str | PathLike | Weights):
-            raise TypeError(f"icl_transformer parameter 'weights' must be a path, a Weights "
+            raise TypeError(f"{name} parameter 'weights' must be a path, a Weights "
                             f"object or None, got {type(w).__name__}")
     return out
 
@@ -88,7 +91,21 @@ def _params(weights: str | PathLike | Weights | None) -> transformer.Params:
     return _params_from_path(str(Path(DEFAULT_PATH if weights is None else weights).resolve()))
 
 
+@lru_cache(maxsize=8)
+def _fm_from_path(path: str) -> tabular_fm.Model:
+    return tabular_fm.Model(tabular_fm.read_weights(path))
+
+
+def _fm(weights: str | PathLike | Weights | None) -> tabular_fm.Model:
+    if isinstance(weights, Weights):
+        return tabular_fm.Model(weights)
+    path = tabular_fm.DEFAULT_PATH if weights is None else weights
+    return _fm_from_path(str(Path(path).resolve()))
+
+
 def _run(model: dict[str, Any], prep: Prepared, clock) -> tuple[np.ndarray, dict]:
+    if model["name"] == "tabular_fm":
+        return tabular_fm.forward(_fm(model["weights"]), prep, clock)
     if model["name"] == "icl_transformer":
         params = _params(model["weights"])
         transformer.check_sizes(params, prep.x_train.shape[1], prep.n_classes)
@@ -117,15 +134,38 @@ def predict_timed(model: dict[str, Any], X_train: Any, y_train: Any, X_test: Any
     the single ``layers`` entry is the distance / weight computation and ``head`` the
     label aggregation.
     """
+    output, timings = _predict_full(model, X_train, y_train, X_test, task, n_classes)
+    return (output[:, 0] if task == "regression" and output.ndim == 2 else output), timings
+
+
+def _predict_full(model, X_train, y_train, X_test, task, n_classes):
     clock = time.perf_counter
     model = check_model(model)
     t0 = clock()
+    if model["name"] == "tabular_fm":
+        limit = _fm(model["weights"]).config["max_context"]
+        X_train, y_train = tabular_fm.subsample(np.asarray(X_train), np.asarray(y_train), limit)
     prep = prepare(X_train, y_train, X_test, task, n_classes)
     prep_ms = (clock() - t0) * 1e3
     output, timings = _run(model, prep, clock)
     timings["embed"] += prep_ms
     timings["total"] = timings["embed"] + sum(timings["layers"]) + timings["head"]
     return output, timings
+
+
+def predict_distribution(model: dict[str, Any], X_train: Any, y_train: Any,
+                         X_test: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Regression mean and spread (Gaussian standard deviation), both in the target's units.
+
+    Only models with a probabilistic head give a spread (``tabular_fm``); the others
+    raise ``ValueError``. The pair feeds the gate's probabilistic track (CRPS, Gaussian NLL).
+    """
+    model = check_model(model)
+    if model["name"] not in SPREAD_MODELS:
+        raise ValueError(f"model {model['name']!r} predicts no spread; models with a "
+                         f"regression spread are {list(SPREAD_MODELS)}")
+    output, _ = _predict_full(model, X_train, y_train, X_test, "regression", None)
+    return output[:, 0], output[:, 1]
 
 
 def predict(model: dict[str, Any], X_train: Any, y_train: Any, X_test: Any, task: str,
