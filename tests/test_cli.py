@@ -439,3 +439,42 @@ def test_splits_of_the_gate_protocol_kinds(tmp_path, capsys):
     assert "--test-fraction must be strictly between 0 and 1, got 1.5" in message
     message = fails(["splits", "iris", "--n-folds", "4", "-o", str(tmp_path / "bad")], capsys)
     assert "--n-folds" in message and "kfold" in message
+
+
+@pytest.mark.parametrize("command", ["elo", "leaderboard"])
+def test_calibration_flags_anchor_the_elo_scale(tmp_path, seeded_csv, command):
+    out = tmp_path / "out"
+    column = "ELO" if command == "elo" else "elo"
+    base = ["--seed-col", "seed", *FIXED, "--n-bootstrap", "20"]
+    assert main([command, str(seeded_csv), *base, "-o", str(out / "plain")]) == 0
+    assert main([command, str(seeded_csv), *base, "--calibration-model", "C",
+                 "--calibration-elo", "1656", "-o", str(out / "anchored")]) == 0
+    plain = pd.read_csv(out / "plain" / f"{command}.csv").set_index("model")[column]
+    anchored = pd.read_csv(out / "anchored" / f"{command}.csv").set_index("model")[column]
+    assert anchored["C"] == pytest.approx(1656.0)
+    pd.testing.assert_series_equal(anchored - anchored["C"], plain - plain["C"])
+    assert main([command, str(seeded_csv), *base, "--calibration-model", "C",
+                 "-o", str(out / "default")]) == 0
+    default = pd.read_csv(out / "default" / f"{command}.csv").set_index("model")[column]
+    assert default["C"] == pytest.approx(1000.0)
+
+
+def test_report_says_which_model_anchors_the_scale(tmp_path, seeded_csv):
+    out = tmp_path / "out"
+    assert main(["report", str(seeded_csv), "--seed-col", "seed", *FIXED, "--n-bootstrap", "20",
+                 "--calibration-model", "B", "--calibration-elo", "1200", "-o", str(out)]) == 0
+    page = (out / "report.html").read_text()
+    assert page.count("Elo scale: anchored on <b>B</b> at 1200.") == 2  # leaderboard and Elo
+    assert pd.read_csv(out / "elo.csv").set_index("model").loc["B", "ELO"] == pytest.approx(1200)
+    assert pd.read_csv(out / "leaderboard.csv").set_index("model").loc["B", "elo"] == (
+        pytest.approx(1200))
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--calibration-elo", "1200"], "--calibration-elo 1200 needs --calibration-model"),
+    (["--calibration-model", "Nobody"], "--calibration-model 'Nobody' not found"),
+])
+def test_calibration_mistakes_are_one_line(tmp_path, seeded_csv, capsys, argv, message):
+    line = fails(["elo", str(seeded_csv), "--seed-col", "seed", *FIXED, *argv,
+                  "-o", str(tmp_path)], capsys)
+    assert message in line

@@ -35,13 +35,16 @@ LOAD_OPTIONS = ("model", "dataset", "metric", "score", "seed", "norm_ref_low", "
 CONFIG_OPTIONS = LOAD_OPTIONS + ("metric_direction", "metric_type_bounds")
 """What a --config file may set: the load options and two that have no flag."""
 COLUMN_OPTIONS = ("model", "dataset", "metric", "score", "seed")
+CALIBRATED = ("leaderboard", "elo")
+"""The commands (and report sections) whose Elo scale --calibration-model anchors."""
 FLAGS = {
     **{option: f"--{option}-col" for option in COLUMN_OPTIONS},
     "norm_ref_low": "--norm-ref-low", "norm_ref_high": "--norm-ref-high",
     "drop_incomplete": "--drop-incomplete", "n_bootstrap": "--n-bootstrap",
     "random_state": "--random-state", "candidate": "--candidate", "reference": "--reference",
     "margin": "--margin", "n_repeats": "--n-repeats", "n_folds": "--n-folds",
-    "test_fraction": "--test-fraction",
+    "test_fraction": "--test-fraction", "calibration_model": "--calibration-model",
+    "calibration_elo": "--calibration-elo",
 }
 """Library keyword → the CLI flag that sets it (the one place messages are translated)."""
 USER_ERRORS = (ValueError, TypeError, OSError)
@@ -185,10 +188,19 @@ def build_parser() -> argparse.ArgumentParser:
                        help="figure formats, comma-separated; PNGs at 150 dpi (default: png)")
         return p
 
-    table_command("report", "every method that applies, plus report.html")
+    def calibration(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--calibration-model", default=None, metavar="MODEL",
+                       help="model that anchors the Elo scale (default: none, ratings centred "
+                            "on 1000)")
+        p.add_argument("--calibration-elo", type=float, default=None, metavar="ELO",
+                       help="the rating of --calibration-model (default: 1000)")
+
+    calibration(table_command("report", "every method that applies, plus report.html"))
     table_command("rank", "aggregate, Elo and improvability ranks side by side (= compare)")
     for name, (_, text) in METHODS.items():
-        table_command(name, text)
+        p = table_command(name, text)
+        if name in CALIBRATED:
+            calibration(p)
     splits = sub.add_parser("splits", help="persist the splits of bundled datasets as JSON",
                             parents=[common])
     splits.add_argument("datasets", nargs="+", help="bundled dataset names")
@@ -245,9 +257,24 @@ def _load(args: argparse.Namespace) -> Benchmark:
     return load_csv(args.csv, **options)
 
 
+def _calibration(args: argparse.Namespace) -> dict[str, Any]:
+    """The Elo anchor options given on the command line (none: ratings centred on 1000)."""
+    model = getattr(args, "calibration_model", None)
+    elo = getattr(args, "calibration_elo", None)
+    if elo is not None and model is None:
+        raise ValueError(f"--calibration-elo {elo:g} needs --calibration-model: the model that "
+                         "sits at that rating")
+    if model is None:
+        return {}
+    return {"calibration_model": model, "calibration_elo": 1000.0 if elo is None else elo}
+
+
 def _run_method(benchmark: Benchmark, name: str, args: argparse.Namespace) -> Any:
     method: Callable[..., Any] = getattr(benchmark, METHODS[name][0])
-    if name in ("leaderboard", "iqm", "elo"):
+    if name in CALIBRATED:
+        return method(n_bootstrap=args.n_bootstrap, random_state=args.random_state,
+                      **_calibration(args))
+    if name == "iqm":
         return method(n_bootstrap=args.n_bootstrap, random_state=args.random_state)
     if name == "bayesian":
         return method(random_state=args.random_state)
@@ -334,6 +361,7 @@ def run_command(args: argparse.Namespace) -> int:
         for path in run_models(args, out):
             print(path)
         return 0
+    _calibration(args)  # a bad pair of flags fails before the data are read
     benchmark = _load(args)
     _log(f"loaded {benchmark!r}")
     if args.command == "report":

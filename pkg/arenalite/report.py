@@ -186,7 +186,18 @@ def report_table(name: str, result: Result) -> tuple[pd.DataFrame, str, str]:
         return aup, (f"Area under each model's profile (log10 τ axis, higher is better). The "
                      f"exact step function ({len(result.table)} rows) is "
                      f'<a href="{name}.csv">{name}.csv</a>.'), f"{name}_aup.csv"
+    if name in ("elo", "leaderboard"):
+        return result.table, elo_anchor(result.params), f"{name}.csv"
     return result.table, "", f"{name}.csv"
+
+
+def elo_anchor(params: dict[str, Any]) -> str:
+    """Which model anchors the Elo scale, in one sentence (the result's ``params``)."""
+    model = params.get("calibration_model")
+    if model is None:
+        return "Elo scale: centred on 1000 (no calibration model)."
+    return (f"Elo scale: anchored on <b>{html.escape(str(model))}</b> at "
+            f"{float(params.get('calibration_elo', 1000.0)):g}.")
 
 
 def figure_html(figure: Any, name: str, png: bytes | None = None) -> str:
