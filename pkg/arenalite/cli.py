@@ -26,11 +26,14 @@ from pathlib import Path
 from typing import Any
 
 from .benchmark import Benchmark
-from .load import load_csv
+from .formats import FORMATS as INPUT_FORMATS
+from .load import LoadNote, load_csv
+from .rankings.leaderboard import STYLES
+from .registry import DIRECTIONS
 from .report import METHODS, parse_formats, write_outputs, write_report, write_table
 
 LOAD_OPTIONS = ("model", "dataset", "metric", "score", "seed", "norm_ref_low", "norm_ref_high",
-                "drop_incomplete")
+                "drop_incomplete", "format")
 """load_df's options the CLI passes on (no condition_col: one run analyses one condition)."""
 CONFIG_OPTIONS = LOAD_OPTIONS + ("metric_direction", "metric_type_bounds")
 """What a --config file may set: the load options and two that have no flag."""
@@ -133,6 +136,18 @@ def _margin(text: str) -> float | dict[str, float]:
                                          f"rmse=2.5,log_loss=0.02, got {text!r}") from error
 
 
+def _direction(text: str) -> dict[str, str]:
+    """argparse type: ``METRIC=min|max`` pairs (a dataset name works too), comma-separated."""
+    out = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        key, sep, value = (part.strip() for part in item.partition("="))
+        if not sep or not key or value not in DIRECTIONS:
+            raise argparse.ArgumentTypeError(f"expected METRIC=min or METRIC=max (a dataset "
+                                             f"name also works), e.g. roc_auc=min, got {text!r}")
+        out[key] = value
+    return out
+
+
 def _formats(text: str) -> tuple[str, ...]:
     try:
         return parse_formats(text)
@@ -178,6 +193,15 @@ def build_parser() -> argparse.ArgumentParser:
                                 f"the observed per-dataset {extreme}, with a warning)")
         p.add_argument("--drop-incomplete", action="store_true", default=None,
                        help="drop models that miss a dataset (default: off, an error)")
+        p.add_argument("--direction", action="append", type=_direction, default=None,
+                       metavar="METRIC=min|max",
+                       help="whether lower (min) or higher (max) scores of a metric (or a "
+                            "dataset) are better, over the metric registry; repeatable or "
+                            "comma-separated (default: the registry's direction)")
+        p.add_argument("--input-format", dest="format", choices=INPUT_FORMATS, default=None,
+                       help="the results' format: tabarena (TabArena's per-split results), "
+                            "runners (arenalite's runners) or long (default: recognised by "
+                            "the columns)")
         p.add_argument("--n-bootstrap", type=_count, default=1000, metavar="N",
                        help="bootstrap replicates for the IQM, Elo and leaderboard intervals "
                             "(default: 1000)")
@@ -195,12 +219,21 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--calibration-elo", type=float, default=None, metavar="ELO",
                        help="the rating of --calibration-model (default: 1000)")
 
-    calibration(table_command("report", "every method that applies, plus report.html"))
+    def style(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--style", choices=STYLES, default="arenalite",
+                       help="column names of leaderboard.csv: tabarena writes TabArena's names "
+                            "in its order, method first (default: arenalite)")
+
+    report = table_command("report", "every method that applies, plus report.html")
+    calibration(report)
+    style(report)
     table_command("rank", "aggregate, Elo and improvability ranks side by side (= compare)")
     for name, (_, text) in METHODS.items():
         p = table_command(name, text)
         if name in CALIBRATED:
             calibration(p)
+        if name == "leaderboard":
+            style(p)
     splits = sub.add_parser("splits", help="persist the splits of bundled datasets as JSON",
                             parents=[common])
     splits.add_argument("datasets", nargs="+", help="bundled dataset names")
@@ -250,6 +283,13 @@ def _load(args: argparse.Namespace) -> Benchmark:
     for key in ("norm_ref_low", "norm_ref_high"):
         if isinstance(options.get(key), str):
             options[key] = _scalar_or_name(options[key])
+    if args.direction:
+        given = options.get("metric_direction") or {}
+        if not isinstance(given, dict):
+            raise ValueError(f"metric_direction in {args.config} must be a mapping "
+                             f"{{metric: 'min'|'max'}}, got {given!r}")
+        options["metric_direction"] = {**given, **{k: v for pairs in args.direction
+                                                   for k, v in pairs.items()}}
     unknown = sorted(set(options) - set(CONFIG_OPTIONS))
     if unknown:
         raise ValueError(f"unknown load option(s) {unknown!r} in {args.config}; known: "
@@ -339,8 +379,10 @@ def _log(message: str) -> None:
 
 
 def _show_warning(message: Any, category: type[Warning], *_: Any, **__: Any) -> None:
-    """Warnings as one ``arenalite: warning:`` line, with CLI flags for keyword names."""
-    _log(f"arenalite: warning: {flag_message(str(message))}")
+    """Warnings as one ``arenalite: warning:`` line (a :class:`LoadNote` as
+    ``arenalite: note:``), with CLI flags for keyword names."""
+    kind = "note" if issubclass(category, LoadNote) else "warning"
+    _log(f"arenalite: {kind}: {flag_message(str(message))}")
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -373,7 +415,7 @@ def run_command(args: argparse.Namespace) -> int:
                 raise ValueError(flag_message(str(error))) from error
 
         print(write_report(benchmark, out, run, formats=args.formats, log=_log,
-                           source=args.csv))
+                           source=args.csv, style=args.style))
         return 0
     if args.command == "gate":
         result = benchmark.gate(args.candidate, args.reference, margin=args.margin)
@@ -381,7 +423,8 @@ def run_command(args: argparse.Namespace) -> int:
     else:
         name = "compare" if args.command == "rank" else args.command
         result = _run_method(benchmark, name, args)
-    paths, _ = write_outputs(result, name, out, args.formats)
+    paths, _ = write_outputs(result, name, out, args.formats,
+                             style=getattr(args, "style", "arenalite"))
     print(result.table.to_string(index=False))
     _log("wrote " + ", ".join(str(p) for p in paths))
     return 0
