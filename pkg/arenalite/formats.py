@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .params import plain
+from .params import is_number, plain
 
 FORMATS = ("long", "tabarena", "runners")
 TABARENA_COLUMNS = ("method", "dataset", "fold", "metric_error", "metric")
@@ -131,11 +131,17 @@ def time_columns(df: pd.DataFrame) -> dict[str, pd.Series]:
 
 
 def _numbers(values: pd.Series, column: str, what: str) -> np.ndarray:
-    if not pd.api.types.is_numeric_dtype(values.dtype) or pd.api.types.is_bool_dtype(values):
-        row = values.index[0]
-        bad = pd.to_numeric(values, errors="coerce").isna().to_numpy()
-        if bad.any():
-            row = values.index[bad.argmax()]
+    """The column as floats; a ValueError names the first cell that is not a number (text
+    and booleans are not, even "1.5": nothing is coerced)."""
+    if pd.api.types.is_bool_dtype(values.dtype):
+        bad = np.ones(len(values), dtype=bool)
+    elif pd.api.types.is_numeric_dtype(values.dtype):
+        bad = np.zeros(len(values), dtype=bool)
+    else:
+        bad = ~np.fromiter((is_number(v) for v in values.to_numpy(dtype=object)), dtype=bool,
+                           count=len(values))
+    if bad.any():
+        row = values.index[bad.argmax()]
         raise ValueError(f"column {column!r} holds {what}, but has the non-numeric value "
                          f"{plain(values[row])!r} in row {plain(row)!r}")
     return values.to_numpy(dtype=float)
