@@ -12,6 +12,8 @@ from .style import PALETTE, figure_and_axes, shorten
 
 MARKERS = ("o", "s", "^", "D", "v", "P")
 OFF_FRONT = "#8C8C8C"
+FRONT_WITH_VARIANTS = "#333333"
+"""The front's line when colours tell models apart (a palette colour would read as a model)."""
 TIME_LABELS = {
     "median_time_infer_s_per_1K": "inference time per 1K rows (s), median over datasets",
     "time_infer_s_per_1K": "inference time per 1K rows (s), mean over datasets",
@@ -55,7 +57,8 @@ def pareto_plot(table: pd.DataFrame, time: str, front: np.ndarray, *,
                         color=colours[at[0]], zorder=2)
     on = np.flatnonzero(front)
     on = on[np.argsort(seconds[on])]
-    ax.plot(seconds[on], elo[on], color=PALETTE[0], linewidth=1.6, zorder=2,
+    front_colour = PALETTE[0] if variants is None else FRONT_WITH_VARIANTS
+    ax.plot(seconds[on], elo[on], color=front_colour, linewidth=1.6, zorder=2,
             label="Pareto front (no other model is both faster and rated higher)")
     label_all = len(models) <= MAX_LABELS
     for k in range(len(models)):
@@ -65,7 +68,7 @@ def pareto_plot(table: pd.DataFrame, time: str, front: np.ndarray, *,
                         color="black" if front[k] else "#555555",
                         fontweight="bold" if front[k] else "normal")
     ax.set_xscale("log")
-    ax.margins(x=0.12, y=0.08)
+    ax.margins(x=0.15, y=0.08)
     ax.set_xlabel(TIME_LABELS.get(time, time) + " (log scale)")
     scale = f", anchored on {anchor}" if anchor else ""
     ax.set_ylabel(f"Elo (95 % interval{scale})")
