@@ -303,3 +303,11 @@ def test_pareto_front_is_exactly_the_undominated(points):
                         for j in range(len(points)))
         assert front[i] == (not dominated)
     assert front.any()
+
+
+def test_models_already_named_by_runner_keep_their_names():
+    frame = runners_frame()
+    named = frame.assign(model=frame["model"] + " @ " + frame["runner"])
+    bench, _ = load(named, norm_ref_low=0.5, norm_ref_high=1.0)
+    assert bench.models_ == ["icl @ python", "icl @ webgpu", "knn @ python", "knn @ webgpu"]
+    assert bench.variants_["base"].tolist() == ["icl", "icl", "knn", "knn"]

@@ -9,7 +9,8 @@ A format fixes what the plain long format leaves to the column options:
 - ``"runners"``, the table of :mod:`arenalite.runner` and the WebGPU page (``model, dataset,
   metric, score, seed, runner, total_ms, n_test``, …): seeds from ``seed``; scores in each
   metric's registered direction; with rows of more than one runner, each model is named
-  ``"<model> @ <runner>"`` so that a model's two runners rank side by side.
+  ``"<model> @ <runner>"`` (unless already so named) so that a model's two runners rank
+  side by side.
 - ``"long"``: the plain long format, every column named by the options.
 
 Times, in any format, become per-row columns of the long table: ``time_train_s`` and
@@ -90,8 +91,10 @@ def apply_format(df: pd.DataFrame, name: str, given: dict[str, str | None]) -> R
         if len(runners) > 1:
             model = columns["model"]
             if model in df.columns:
-                frame = df.assign(**{model: df[model].astype(str) + " @ "
-                                     + df["runner"].astype(str)})
+                names, suffix = df[model].astype(str), " @ " + df["runner"].astype(str)
+                named = np.fromiter((n.endswith(s) for n, s in zip(names, suffix, strict=True)),
+                                    dtype=bool, count=len(names))
+                frame = df.assign(**{model: names.where(named, names + suffix)})
     error_scores = name == "tabarena" and columns["score"].startswith("metric_error")
     if name == "tabarena":
         what = ("scores from 'metric_error', lower is better for every metric" if error_scores
