@@ -311,3 +311,10 @@ def test_models_already_named_by_runner_keep_their_names():
     bench, _ = load(named, norm_ref_low=0.5, norm_ref_high=1.0)
     assert bench.models_ == ["icl @ python", "icl @ webgpu", "knn @ python", "knn @ webgpu"]
     assert bench.variants_["base"].tolist() == ["icl", "icl", "knn", "knn"]
+
+
+def test_close_labels_take_different_spots():
+    from arenalite.plots.pareto import LABEL_SPOTS, label_offsets
+
+    spots = label_offsets(np.array([0.0, 0.01, 1.0]), np.array([100.0, 101.0, 500.0]))
+    assert spots[0] == LABEL_SPOTS[0] and spots[1] != spots[0] and spots[2] == LABEL_SPOTS[0]

@@ -61,12 +61,13 @@ def pareto_plot(table: pd.DataFrame, time: str, front: np.ndarray, *,
     ax.plot(seconds[on], elo[on], color=front_colour, linewidth=1.6, zorder=2,
             label="Pareto front (no other model is both faster and rated higher)")
     label_all = len(models) <= MAX_LABELS
-    for k in range(len(models)):
-        if front[k] or label_all:
-            ax.annotate(shorten(models[k], 28), (seconds[k], elo[k]), xytext=(6, 5),
-                        textcoords="offset points", fontsize=8 if front[k] else 7,
-                        color="black" if front[k] else "#555555",
-                        fontweight="bold" if front[k] else "normal")
+    shown = [k for k in range(len(models)) if front[k] or label_all]
+    for k, (offset, align) in zip(shown, label_offsets(np.log10(seconds[shown]), elo[shown]),
+                                  strict=True):
+        ax.annotate(shorten(models[k], 28), (seconds[k], elo[k]), xytext=offset,
+                    textcoords="offset points", ha=align, fontsize=8 if front[k] else 7,
+                    color="black" if front[k] else "#555555",
+                    fontweight="bold" if front[k] else "normal")
     ax.set_xscale("log")
     ax.margins(x=0.15, y=0.08)
     ax.set_xlabel(TIME_LABELS.get(time, time) + " (log scale)")
@@ -80,6 +81,26 @@ def pareto_plot(table: pd.DataFrame, time: str, front: np.ndarray, *,
     ax.legend(loc="lower right", fontsize=8, frameon=False)
     ax.set_title(title or "Elo against inference time: the Pareto front")
     return fig
+
+
+LABEL_SPOTS = (((6, 5), "left"), ((6, -13), "left"), ((-6, 5), "right"), ((-6, -13), "right"))
+"""Where a point's label may go (offset in points, alignment), in order of preference."""
+
+
+def label_offsets(x: np.ndarray, y: np.ndarray) -> list[tuple[tuple[int, int], str]]:
+    """A label spot per point, avoiding spots that sit on a neighbour's label: points closer
+    than 15 % of the x range and 6 % of the y range take the next free spot."""
+    span_x = max(float(np.ptp(x)), 1e-12) if x.size else 1.0
+    span_y = max(float(np.ptp(y)), 1e-12) if y.size else 1.0
+    placed: list[tuple[float, float, int]] = []
+    out = []
+    for k in np.argsort(x, kind="stable"):
+        near = {spot for px, py, spot in placed
+                if abs(px - x[k]) < 0.15 * span_x and abs(py - y[k]) < 0.06 * span_y}
+        spot = next((i for i in range(len(LABEL_SPOTS)) if i not in near), 0)
+        placed.append((float(x[k]), float(y[k]), spot))
+        out.append((int(k), LABEL_SPOTS[spot]))
+    return [spot for _, spot in sorted(out)]
 
 
 def _runner_markers(variants: pd.DataFrame) -> dict[str, str]:
