@@ -1,4 +1,4 @@
-"""Coverage of the 95 % intervals: Elo's three resampling schemes and the IQM's.
+"""Coverage of the 95 % intervals: Elo's three resampling schemes and the IQM's two.
 
 Run ``python bench/bench_coverage.py`` (``--help`` for options); it prints a markdown
 table and writes it to ``bench/coverage.md``.
@@ -38,16 +38,19 @@ N_SEEDS = 5
 POPULATION_DATASETS = 20_000
 SCENARIOS = {"per-dataset effect": (0.02, 0.02), "no per-dataset effect": (0.0, 0.02 * 2**0.5)}
 SCHEMES = ("battle", "split", "dataset")
+IQM_SCHEMES = {"iqm": "seed", "iqm-dataset": "dataset"}
+LABELS = {"iqm": "IQM seed", "iqm-dataset": "IQM dataset"}
 ABILITY = np.linspace(-0.03, 0.03, N_MODELS)
 
 
-def suite(n_datasets: int, effect: float, noise: float, rng: np.random.Generator) -> pd.DataFrame:
+def suite(n_datasets: int, effect: float, noise: float, rng: np.random.Generator,
+          n_seeds: int = N_SEEDS) -> pd.DataFrame:
     """A long score table of ``n_datasets`` datasets drawn from the generator."""
     difficulty = rng.normal(0.0, 0.04, (1, n_datasets, 1))
     per_dataset = rng.normal(0.0, effect, (N_MODELS, n_datasets, 1)) if effect else 0.0
-    seed_noise = rng.normal(0.0, noise, (N_MODELS, n_datasets, N_SEEDS))
+    seed_noise = rng.normal(0.0, noise, (N_MODELS, n_datasets, n_seeds))
     score = np.clip(0.8 + ABILITY[:, None, None] + difficulty + per_dataset + seed_noise, 0, 1)
-    m, d, s = np.meshgrid(np.arange(N_MODELS), np.arange(n_datasets), np.arange(N_SEEDS),
+    m, d, s = np.meshgrid(np.arange(N_MODELS), np.arange(n_datasets), np.arange(n_seeds),
                           indexing="ij")
     return pd.DataFrame({"model": np.char.add("m", m.ravel().astype(str)),
                          "dataset": np.char.add("d", d.ravel().astype(str)),
@@ -62,7 +65,8 @@ def population(effect: float, noise: float) -> dict[str, pd.Series]:
     """Population Elo and IQM per model, from one very large suite."""
     bench = load(suite(POPULATION_DATASETS, effect, noise, np.random.default_rng(12345)))
     elo = bench.elo_ranking(n_bootstrap=0).table.set_index("model")["ELO"]
-    iqm = bench.iqm_ranking(n_bootstrap=1, random_state=0).table.set_index("model")["IQM"]
+    iqm = bench.iqm_ranking(n_bootstrap=1, random_state=0,
+                            resampling="seed").table.set_index("model")["IQM"]
     return {"elo": elo, "iqm": iqm}
 
 
@@ -73,36 +77,42 @@ def covered(table: pd.DataFrame, truth: pd.Series) -> tuple[np.ndarray, np.ndarr
     return hit.to_numpy(), (t["CI_high"] - t["CI_low"]).to_numpy()
 
 
-def run(sizes: list[int], reps: int, n_bootstrap: int) -> tuple[pd.DataFrame, dict[str, float]]:
+def run(sizes: list[int], reps: int, n_bootstrap: int,
+        seeds: tuple[int, ...] = (N_SEEDS,)) -> tuple[pd.DataFrame, dict[str, float]]:
+    """Coverage rows per scenario, seeds per dataset and suite size. With one seed the
+    IQM's seed bootstrap has nothing to resample ("–")."""
     rows = []
-    seconds = dict.fromkeys((*SCHEMES, "iqm"), 0.0)
-    for scenario, (effect, noise) in SCENARIOS.items():
-        truth = population(effect, noise)
-        for n_datasets in sizes:
-            rng = np.random.default_rng(n_datasets)
-            hits = {k: [] for k in seconds}
-            widths = {k: [] for k in seconds}
-            for rep in range(reps):
-                bench = load(suite(n_datasets, effect, noise, rng))
-                for key in seconds:
-                    start = time.perf_counter()
-                    if key == "iqm":
-                        table = bench.iqm_ranking(n_bootstrap=n_bootstrap,
-                                                  random_state=rep).table
-                    else:
-                        table = bench.elo_ranking(n_bootstrap=n_bootstrap, random_state=rep,
-                                                  resampling=key).table
-                    seconds[key] += time.perf_counter() - start
-                    hit, width = covered(table, truth["iqm" if key == "iqm" else "elo"])
-                    hits[key].append(hit)
-                    widths[key].append(width)
-            row = {"scenario": scenario, "datasets": n_datasets}
-            for key in seconds:
-                label = "IQM (seeds)" if key == "iqm" else f"Elo {key}"
-                row[label] = (f"{100 * np.mean(hits[key]):.0f} % "
-                              f"({np.mean(widths[key]):.3g})")
-            rows.append(row)
-            print(pd.DataFrame([row]).to_string(index=False, header=len(rows) == 1), flush=True)
+    seconds = dict.fromkeys((*SCHEMES, *IQM_SCHEMES), 0.0)
+    cells = [(sc, n_seeds, size) for sc in SCENARIOS for n_seeds in seeds for size in sizes]
+    truths = {sc: population(*SCENARIOS[sc]) for sc in SCENARIOS}
+    for scenario, n_seeds, n_datasets in cells:
+        effect, noise = SCENARIOS[scenario]
+        truth = truths[scenario]
+        rng = np.random.default_rng(n_datasets + 1000 * (n_seeds != N_SEEDS))
+        keys = [k for k in seconds if n_seeds > 1 or k != "iqm"]
+        hits: dict[str, list] = {k: [] for k in keys}
+        widths: dict[str, list] = {k: [] for k in keys}
+        for rep in range(reps):
+            bench = load(suite(n_datasets, effect, noise, rng, n_seeds))
+            for key in keys:
+                start = time.perf_counter()
+                if key in IQM_SCHEMES:
+                    table = bench.iqm_ranking(n_bootstrap=n_bootstrap, random_state=rep,
+                                              resampling=IQM_SCHEMES[key]).table
+                else:
+                    table = bench.elo_ranking(n_bootstrap=n_bootstrap, random_state=rep,
+                                              resampling=key).table
+                seconds[key] += time.perf_counter() - start
+                hit, width = covered(table, truth["iqm" if key in IQM_SCHEMES else "elo"])
+                hits[key].append(hit)
+                widths[key].append(width)
+        row = {"scenario": scenario, "seeds": n_seeds, "datasets": n_datasets}
+        for key in seconds:
+            label = LABELS.get(key, f"Elo {key}")
+            row[label] = (f"{100 * np.mean(hits[key]):.0f} % "
+                          f"({np.mean(widths[key]):.3g})" if key in hits else "–")
+        rows.append(row)
+        print(pd.DataFrame([row]).to_string(index=False, header=len(rows) == 1), flush=True)
     return pd.DataFrame(rows), seconds
 
 
@@ -120,18 +130,21 @@ def main(argv: list[str] | None = None) -> int:
                         help="replicates per interval (default 500)")
     parser.add_argument("--sizes", default="10,30,100",
                         help="datasets per suite (default 10,30,100)")
+    parser.add_argument("--seeds", default="5,1",
+                        help="seeds per dataset, one set of rows each (default 5,1)")
     parser.add_argument("--out", default=str(HERE / "coverage.md"), help="markdown output file")
     args = parser.parse_args(argv)
     sizes = [int(v) for v in args.sizes.split(",")]
+    seeds = tuple(int(v) for v in args.seeds.split(","))
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        table, seconds = run(sizes, args.reps, args.n_bootstrap)
+        table, seconds = run(sizes, args.reps, args.n_bootstrap, seeds)
     total = time.perf_counter() - start
     note = (f"Coverage of 95 % intervals of {N_MODELS} models' population values; cells: "
             f"coverage (mean interval width: Elo points, IQM normalized units). "
             f"{args.reps} suites per row, {args.n_bootstrap} bootstrap replicates each, "
-            f"{N_SEEDS} seeds per dataset; {total:.0f} s in all. Seconds spent per method: "
+            f"seeds per dataset as in the column; {total:.0f} s in all. Seconds spent per method: "
             + ", ".join(f"{k} {v:.1f}" for k, v in seconds.items()) + ".")
     text = markdown(table) + "\n\n" + note + "\n"
     print("\n" + text)

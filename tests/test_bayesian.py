@@ -50,8 +50,8 @@ def test_table_layout_and_modes(bench: arenalite.Benchmark) -> None:
     assert len(full.table) == 10
     np.testing.assert_allclose(full.table[["p_a_better", "p_equiv", "p_b_better"]].sum(axis=1), 1)
     ref = bench.bayesian_comparison(reference="m0", random_state=0)
-    assert list(ref.table.model_a) == ["m1", "m2", "m3", "m4"]
-    assert (ref.table.model_b == "m0").all()
+    assert (ref.table.model_a == "m0").all()
+    assert list(ref.table.model_b) == ["m1", "m2", "m3", "m4"]
     # a pair's result does not depend on which other pairs are computed with it
     some = bench.bayesian_comparison(pairs=[("m1", "m3"), ("m0", "m2")], random_state=0)
     merged = some.table.merge(full.table, on=["model_a", "model_b"], suffixes=("", "_full"))
@@ -119,6 +119,22 @@ def test_errors(bench: arenalite.Benchmark) -> None:
         bench.select_models("m0").bayesian_comparison()
     with pytest.raises(ValueError, match="at least 2 datasets"):
         bench.select_datasets("d00").bayesian_comparison()
+
+
+def test_reference_sits_in_model_a_as_in_frequentist_comparison() -> None:
+    """One orientation: the reference is model_a in both comparisons, and p_a_better is
+    P(reference better) — here the reference beats m1 on every dataset by 0.05."""
+    rng = np.random.default_rng(3)
+    base = 0.7 + rng.normal(0, 0.01, size=12)
+    bench = _bench(np.vstack([base + 0.05, base, base + rng.normal(0, 0.02, size=12)]))
+    bayes = bench.bayesian_comparison(reference="m0", random_state=0).table
+    freq = bench.frequentist_comparison(reference="m0").table
+    assert list(bayes.model_a) == list(freq.model_a) == ["m0", "m0"]
+    assert list(bayes.model_b) == list(freq.model_b) == ["m1", "m2"]
+    vs_m1 = bayes.set_index("model_b").loc["m1"]
+    assert vs_m1.p_a_better > 0.99 and vs_m1.p_b_better < 0.01
+    pairs = bench.bayesian_comparison(pairs=[("m0", "m1")], random_state=0).table
+    assert pairs.p_a_better.iloc[0] == vs_m1.p_a_better  # same pair, same numbers
 
 
 def test_plots(bench: arenalite.Benchmark) -> None:

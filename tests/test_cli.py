@@ -439,3 +439,98 @@ def test_splits_of_the_gate_protocol_kinds(tmp_path, capsys):
     assert "--test-fraction must be strictly between 0 and 1, got 1.5" in message
     message = fails(["splits", "iris", "--n-folds", "4", "-o", str(tmp_path / "bad")], capsys)
     assert "--n-folds" in message and "kfold" in message
+
+
+@pytest.mark.parametrize("command", ["elo", "leaderboard"])
+def test_calibration_flags_anchor_the_elo_scale(tmp_path, seeded_csv, command):
+    out = tmp_path / "out"
+    column = "ELO" if command == "elo" else "elo"
+    base = ["--seed-col", "seed", *FIXED, "--n-bootstrap", "20"]
+    assert main([command, str(seeded_csv), *base, "-o", str(out / "plain")]) == 0
+    assert main([command, str(seeded_csv), *base, "--calibration-model", "C",
+                 "--calibration-elo", "1656", "-o", str(out / "anchored")]) == 0
+    plain = pd.read_csv(out / "plain" / f"{command}.csv").set_index("model")[column]
+    anchored = pd.read_csv(out / "anchored" / f"{command}.csv").set_index("model")[column]
+    assert anchored["C"] == pytest.approx(1656.0)
+    pd.testing.assert_series_equal(anchored - anchored["C"], plain - plain["C"])
+    assert main([command, str(seeded_csv), *base, "--calibration-model", "C",
+                 "-o", str(out / "default")]) == 0
+    default = pd.read_csv(out / "default" / f"{command}.csv").set_index("model")[column]
+    assert default["C"] == pytest.approx(1000.0)
+
+
+def test_report_says_which_model_anchors_the_scale(tmp_path, seeded_csv):
+    out = tmp_path / "out"
+    assert main(["report", str(seeded_csv), "--seed-col", "seed", *FIXED, "--n-bootstrap", "20",
+                 "--calibration-model", "B", "--calibration-elo", "1200", "-o", str(out)]) == 0
+    page = (out / "report.html").read_text()
+    assert page.count("Elo scale: anchored on <b>B</b> at 1200.") == 2  # leaderboard and Elo
+    assert pd.read_csv(out / "elo.csv").set_index("model").loc["B", "ELO"] == pytest.approx(1200)
+    assert pd.read_csv(out / "leaderboard.csv").set_index("model").loc["B", "elo"] == (
+        pytest.approx(1200))
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--calibration-elo", "1200"], "--calibration-elo 1200 needs --calibration-model"),
+    (["--calibration-model", "Nobody"], "--calibration-model 'Nobody' not found"),
+])
+def test_calibration_mistakes_are_one_line(tmp_path, seeded_csv, capsys, argv, message):
+    line = fails(["elo", str(seeded_csv), "--seed-col", "seed", *FIXED, *argv,
+                  "-o", str(tmp_path)], capsys)
+    assert message in line
+
+
+TABARENA = Path(__file__).parent / "data" / "tabarena_results.csv"
+TABARENA_ORDER = ["GBM-tuned", "TabICL", "GBM-default", "Linear"]
+
+
+def test_tabarena_file_needs_no_options(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["leaderboard", str(TABARENA), "--n-bootstrap", "20", "--style", "tabarena",
+                 "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "arenalite: note: recognised TabArena's per-split results" in err
+    assert "chance level" not in err and "named like an error" not in err
+    table = pd.read_csv(out / "leaderboard.csv")
+    assert table.columns[0] == "method" and table["method"].tolist() == TABARENA_ORDER
+    assert "median_time_infer_s_per_1K" in table.columns
+    assert (out / "leaderboard_pareto.png").stat().st_size > 1000
+
+
+def test_direction_flag_fixes_the_issues_attempt(tmp_path, capsys):
+    base = ["leaderboard", str(TABARENA), "--input-format", "long", "--model-col", "method",
+            "--score-col", "metric_error", "--seed-col", "fold", "--n-bootstrap", "0"]
+    assert main([*base, "-o", str(tmp_path / "wrong")]) == 0
+    err = capsys.readouterr().err
+    assert "arenalite: warning: score column 'metric_error' is named like an error" in err
+    assert "--direction roc_auc=min" in err and "below its chance level 0.5" in err
+    assert pd.read_csv(tmp_path / "wrong" / "leaderboard.csv")["model"].tolist() != (
+        TABARENA_ORDER)
+    assert main([*base, "--direction", "roc_auc=min", "-o", str(tmp_path / "right")]) == 0
+    err = capsys.readouterr().err
+    assert "arenalite: note: metric_direction: read 'roc_auc' as lower-is-better" in err
+    assert "chance level" not in err and "named like an error" not in err
+    assert pd.read_csv(tmp_path / "right" / "leaderboard.csv")["model"].tolist() == (
+        TABARENA_ORDER)
+
+
+def test_direction_flag_merges_with_the_config(tmp_path):
+    config = tmp_path / "load.json"
+    config.write_text(json.dumps({"metric_direction": {"rmse": "min"}}))
+    args = build_parser().parse_args(["elo", str(TABARENA), "--config", str(config),
+                                      "--direction", "roc_auc=min,log_loss=min"])
+    assert args.direction == [{"roc_auc": "min", "log_loss": "min"}]
+
+
+@pytest.mark.parametrize("value", ["roc_auc", "roc_auc=lower", "=min"])
+def test_bad_direction_flag_is_one_line(tmp_path, capsys, value):
+    line = fails(["elo", str(TABARENA), "--direction", value, "-o", str(tmp_path)], capsys)
+    assert "--direction" in line and "expected METRIC=min or METRIC=max" in line
+
+
+def test_report_shows_the_pareto_figure(tmp_path):
+    out = tmp_path / "out"
+    assert main(["report", str(TABARENA), "--n-bootstrap", "20", "-o", str(out)]) == 0
+    page = (out / "report.html").read_text()
+    assert 'alt="leaderboard_pareto figure"' in page
+    assert (out / "leaderboard_pareto.png").exists() and (out / "iqm.csv").exists()

@@ -465,6 +465,14 @@ def test_calibration_model_shifts_everything(four_models):
     assert np.allclose(cal.table[cols].to_numpy(), base.table[cols].to_numpy() + shift)
     with pytest.raises(ValueError, match="'Nobody' not found in score matrix"):
         bench.elo_ranking(calibration_model="Nobody")
+    anchored = bench.elo_ranking(n_bootstrap=100, random_state=3, calibration_model="Sprinter",
+                                 calibration_elo=1656.0)
+    assert np.allclose(anchored.table[cols].to_numpy(), cal.table[cols].to_numpy() + 656.0)
+    assert anchored.params["calibration_elo"] == 1656.0
+    line = anchored.plot().axes[0].lines[0].get_xdata()  # the reference line sits at the anchor
+    assert line[0] == pytest.approx(1656.0)
+    with pytest.raises(TypeError, match="calibration_elo must be a number"):
+        bench.elo_ranking(calibration_model="Sprinter", calibration_elo="high")
 
 
 @pytest.mark.parametrize(

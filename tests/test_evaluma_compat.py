@@ -30,7 +30,8 @@ warnings_off = pytest.mark.filterwarnings("ignore::UserWarning")
 
 def test_load_signature_matches_evaluma():
     names = list(inspect.signature(evaluma.load_df).parameters)
-    assert names == ["df", "model", "dataset", "metric", "score", "seed", "metric_type_bounds",
+    assert names[-1] == "format"  # arenalite's own option comes after evaluma's
+    assert names[:-1] == ["df", "model", "dataset", "metric", "score", "seed", "metric_type_bounds",
                      "norm_ref_low", "norm_ref_high", "metric_direction", "drop_incomplete",
                      "condition_col"]
     assert callable(evaluma.load_csv)

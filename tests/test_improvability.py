@@ -74,10 +74,22 @@ def test_score_beyond_optimum_is_an_error():
         load(df).improvability_ranking()
 
 
-def test_conflicting_direction_and_infinite_optimum():
-    df = long({"A": [0.9], "B": [0.8]}, ["accuracy"])
-    with pytest.raises(ValueError, match="registered as 'max'"):
-        load(df, metric_direction={"d0": "min"}).improvability_ranking()
+def test_direction_against_the_registry_reads_distances_from_the_optimum():
+    """ROC AUC read as lower-is-better: the scores are TabArena's metric_error, 1 − AUC,
+    optimum 0 (TabArena's example: A 0, B 50 %); the anchor becomes 1 − 0.5 = 0.5."""
+    df = long(TABARENA, ["roc_auc"] * 3)
+    bench = load(df, metric_direction={"roc_auc": "min"})
+    got = dict(zip(*bench.improvability_ranking().table.T.to_numpy(), strict=True))
+    assert got["A"] == pytest.approx(0.0) and got["B"] == pytest.approx(50.0)
+    normalized = bench.improvability_ranking(normalized=True).per_dataset
+    assert (normalized["dummy_error"] == 0.5).all()
+    # accuracy marked "min" per dataset: error rates, optimum 0
+    per = load(long({"A": [0.1], "B": [0.2]}, ["accuracy"]),
+               metric_direction={"d0": "min"}).improvability_ranking().per_dataset
+    assert per.set_index("model").loc["B", "improvability"] == pytest.approx(50.0)
+
+
+def test_infinite_optimum():
     df = long({"A": [0.9], "B": [0.8]}, ["gaussian_nll"])
     with pytest.raises(ValueError, match="no finite optimum"):
         load(df).improvability_ranking()

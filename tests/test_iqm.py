@@ -42,14 +42,70 @@ def test_reproducible_with_random_state(bench):
     assert not np.allclose(a["CI_low"], c["CI_low"])
 
 
-def test_without_seeds_points_to_aggregate_ranking(four_models):
-    with pytest.raises(ValueError, match="multiple seeds.*aggregate_ranking"):
-        load_df(four_models, **FIXED).iqm_ranking()
+def test_seed_scheme_without_seeds_points_to_the_dataset_bootstrap(four_models):
+    with pytest.raises(ValueError, match="multiple seeds.*resampling='dataset'.*aggregate_ranking"):
+        load_df(four_models, **FIXED).iqm_ranking(resampling="seed")
 
 
-def test_one_seed_per_cell_is_rejected(four_models):
+def test_seed_scheme_with_one_seed_per_cell_is_rejected(four_models):
     with pytest.raises(ValueError, match="multiple seeds.*single seed.*aggregate_ranking"):
-        load_df(four_models.assign(seed=0), seed="seed", **FIXED).iqm_ranking()
+        load_df(four_models.assign(seed=0), seed="seed", **FIXED).iqm_ranking(resampling="seed")
+
+
+@pytest.mark.parametrize("seeded_load", [False, True])
+def test_single_seed_data_get_the_dataset_bootstrap(four_models, seeded_load):
+    frame = four_models.assign(seed=0) if seeded_load else four_models
+    bench = load_df(frame, seed="seed" if seeded_load else None, **FIXED)
+    result = bench.iqm_ranking(n_bootstrap=300, random_state=0)
+    assert result.params["resampling"] == "dataset"
+    table = result.table.set_index("model")
+    for model, scores in four_models.groupby("model")["score"]:
+        assert table.loc[model, "IQM"] == pytest.approx(stats.trim_mean(scores, 0.25))
+    # the specialists are great on three datasets and poor on three: a wide interval
+    assert table.loc["Specialist-X", "CI_high"] - table.loc["Specialist-X", "CI_low"] > 0.2
+    assert table.loc["Steady", "CI_low"] <= table.loc["Steady", "IQM"] <= (
+        table.loc["Steady", "CI_high"])
+
+
+def test_bad_resampling_names_it(bench):
+    with pytest.raises(ValueError, match=r"resampling must be one of \('dataset', 'seed'\), "
+                                         r"got 'battle'"):
+        bench.iqm_ranking(resampling="battle")
+
+
+def test_dataset_bootstrap_draws_whole_datasets():
+    """A replicate that draws only dataset 1 (three times) is the IQM of its runs alone;
+    all replicates share their draws across models."""
+    values = np.array([[0.1, 0.2, 0.8, 0.9], [0.3, 0.4, 0.5, 0.6]])
+    codes = np.array([[0, 0, 1, 1], [0, 1, 0, 1]])
+    counts = np.array([[0, 3], [3, 0], [1, 1]])
+    boot = iqm_module.dataset_bootstrap_iqm(values, codes, counts)
+    assert boot[0] == pytest.approx([stats.trim_mean([0.8, 0.9] * 3, 0.25),
+                                     stats.trim_mean([0.4, 0.6] * 3, 0.25)])
+    assert boot[1] == pytest.approx([0.15, 0.4])
+    assert boot[2] == pytest.approx([stats.trim_mean(values[0], 0.25),
+                                     stats.trim_mean(values[1], 0.25)])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 4), st.integers(1, 5), st.integers(0, 2**32 - 1))
+def test_dataset_bootstrap_equals_trim_mean_of_the_drawn_runs(n_models, n_datasets, seed):
+    """Uneven seed counts per cell (padding), ties and any counts: exactly scipy's trim_mean
+    of every model's runs repeated as their datasets were drawn."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 4, size=(n_models, n_datasets))
+    model = np.repeat(np.arange(n_models), sizes.sum(axis=1))
+    dataset = np.concatenate([np.repeat(np.arange(n_datasets), row) for row in sizes])
+    values = rng.integers(0, 5, size=model.size) / 4.0  # ties on purpose
+    grid, codes = iqm_module.sorted_runs(values, model, dataset, n_models, n_datasets)
+    counts = rng.multinomial(n_datasets, np.full(n_datasets, 1 / n_datasets), size=7)
+    counts[0] = 1  # the data themselves: the point estimate
+    boot = iqm_module.dataset_bootstrap_iqm(grid, codes, counts)
+    for b in range(len(counts)):
+        for m in range(n_models):
+            mine = model == m
+            runs = np.repeat(values[mine], counts[b][dataset[mine]])
+            assert boot[b, m] == pytest.approx(stats.trim_mean(runs, 0.25), abs=1e-12)
 
 
 @pytest.mark.parametrize("n_bootstrap, error", [(0, ValueError), (2.5, TypeError),
@@ -80,7 +136,7 @@ def test_cell_layout():
     assert size.tolist() == [2, 2, 1, 3, 3, 3]
 
 
-def test_bootstrap_resamples_only_within_cells():
+def test_seed_bootstrap_resamples_only_within_cells():
     """Cells hold disjoint value ranges: every resampled value must stay in its own cell."""
     values = np.array([1.0, 1.1, 1.2, 5.0, 5.5, 9.0])
     cells = np.array([0, 0, 0, 1, 1, 2])
@@ -99,16 +155,19 @@ def test_constant_cells_give_zero_width_interval():
     assert np.allclose(boot, stats.trim_mean(values, 0.25))
 
 
+@pytest.mark.parametrize("resampling", ["seed", "dataset"])
 @pytest.mark.parametrize("uneven", [False, True])
-def test_chunking_does_not_change_the_draws(seeded, monkeypatch, uneven):
+def test_chunking_does_not_change_the_draws(seeded, monkeypatch, uneven, resampling):
     """Equal cells take the pattern path (blocks of models), uneven ones the per-run path
-    (chunks of replicates); neither depends on the block or chunk size."""
+    (chunks of replicates), the dataset bootstrap chunks of replicates; none depends on
+    the block or chunk size."""
     if uneven:
         seeded = seeded[~((seeded["dataset"] == "D1") & (seeded["seed"] >= 2))]
     bench = load_df(seeded, seed="seed", **FIXED)
-    whole = bench.iqm_ranking(n_bootstrap=64, random_state=5).table
+    whole = bench.iqm_ranking(n_bootstrap=64, random_state=5, resampling=resampling).table
     monkeypatch.setattr(iqm_module, "_CHUNK_ELEMENTS", 100)
-    pd.testing.assert_frame_equal(whole, bench.iqm_ranking(n_bootstrap=64, random_state=5).table)
+    pd.testing.assert_frame_equal(whole, bench.iqm_ranking(n_bootstrap=64, random_state=5,
+                                                           resampling=resampling).table)
 
 
 @settings(max_examples=15, deadline=None)

@@ -92,7 +92,7 @@ def test_ranking_equals_a_string_sort_feeding_the_same_bootstrap(seeds):
                       columns=["model", "dataset", "seed", "score"]).assign(metric="accuracy")
     df = df.sample(frac=1.0, random_state=3)
     table = load_df(df, seed="seed", norm_ref_low=0.0, norm_ref_high=1.0).iqm_ranking(
-        n_bootstrap=200, random_state=5).table
+        n_bootstrap=200, random_state=5, resampling="seed").table
     rows = df.assign(text=df["seed"].astype(str)).sort_values(["model", "dataset", "text"])
     cube = rows["score"].to_numpy().reshape(4, 3, len(seeds))
     boot = stratified_bootstrap_iqm_equal(cube, 200, np.random.default_rng(5))

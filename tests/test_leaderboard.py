@@ -148,9 +148,13 @@ def test_golden_winrate(hand):
 
 
 def test_golden_improvability(hand):
-    # errors (1 − accuracy): D1 .1 .2 .2 .7, D2 .3 .1 .4 .8, D3 all .5
+    # errors (1 − accuracy): D1 .1 .2 .2 .7, D2 .3 .1 .4 .8, D3 all .5; a fraction as
+    # TabArena publishes it (improvability_ranking keeps percent)
     assert column(hand, "improvability") == pytest.approx(
-        {"A": 200 / 9, "B": 50 / 3, "C": 125 / 3, "D": (600 / 7 + 87.5) / 3})
+        {"A": 2 / 9, "B": 1 / 6, "C": 5 / 12, "D": (6 / 7 + 0.875) / 3})
+    ranking = bench_of(HAND).improvability_ranking().table
+    assert column(hand, "improvability") == pytest.approx(
+        {m: v / 100 for m, v in zip(ranking["model"], ranking["improvability"], strict=True)})
     for name in ("elo+", "elo-", "improvability+", "improvability-"):
         assert (hand.table[name] == 0.0).all()  # no bootstrap: zero-width bars
 
@@ -207,7 +211,7 @@ def test_elo_and_improvability_bars_share_the_dataset_draws(monkeypatch):
     res = bench.leaderboard(n_bootstrap=3, random_state=0)
     per = bench.improvability_ranking().per_dataset.pivot(index="model", columns="dataset",
                                                           values="improvability")
-    expected = counts @ per.loc[bench.models_, bench.datasets_].to_numpy().T / 3
+    expected = counts @ per.loc[bench.models_, bench.datasets_].to_numpy().T / 300
     assert np.allclose(res.improvability_bootstrap.to_numpy(), expected)
     # replicate 0 is the suite with d0 twice and d2 once, fitted from scratch
     doubled = {m: [v[0], v[0], v[2]] for m, v in HAND.items()}

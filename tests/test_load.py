@@ -189,7 +189,9 @@ def test_bad_metric_direction_value_names_dataset_and_value():
 
 
 def test_metric_direction_unknown_dataset():
-    with pytest.raises(ValueError, match=r"metric_direction names dataset\(s\) \['d9'\]"):
+    with pytest.raises(ValueError, match=r"metric_direction names \['d9'\], neither a dataset "
+                                         r"nor a metric.*datasets are \['d1', 'd2'\], metrics "
+                                         r"\['accuracy'\]"):
         load_df(small(), metric_direction={"d9": "min"}, **FIXED)
 
 

@@ -10,6 +10,7 @@ import warnings
 from pathlib import Path
 
 import matplotlib
+import pandas as pd
 import pytest
 
 from arenalite.cli import main
@@ -76,3 +77,38 @@ def test_command_line_examples_run_on_the_demo(tmp_path, monkeypatch, capsys):
 @pytest.mark.parametrize("flag", ["--model-col", "--seed-col", "--format", "--debug"])
 def test_command_line_section_documents_the_flags(flag):
     assert flag in section("Command line")
+
+
+def test_coming_from_tabarena_runs(tmp_path, monkeypatch, capsys):
+    """The section's Python block and commands, on the synthetic TabArena-format file."""
+    matplotlib.use("Agg")
+    text = section("Coming from TabArena")
+    data = tmp_path / "tests" / "data"
+    data.mkdir(parents=True)
+    shutil.copy(ROOT / "tests" / "data" / "tabarena_results.csv", data)
+    monkeypatch.chdir(tmp_path)
+    [code] = blocks(text, "python")
+    namespace: dict = {}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        exec(compile(code, "README.md", "exec"), namespace)
+    messages = [str(w.message) for w in caught]
+    assert any(m.startswith("recognised TabArena's per-split results") for m in messages)
+    assert not any("chance level" in m or "named like an error" in m for m in messages)
+    table = namespace["board"].table.set_index("model")
+    assert table.loc["GBM-default", "elo"] == pytest.approx(1000.0)
+    assert table.index[0] == "GBM-tuned" and table["improvability"].between(0, 1).all()
+    written = (tmp_path / "tabarena_leaderboard.csv").read_text().splitlines()[0]
+    assert written.startswith("method,elo,elo+,elo-,rank,winrate,improvability")
+    assert namespace["fig"].axes[0].get_xscale() == "log"
+    examples = [argv for argv in commands(blocks(text, "bash")[0]) if argv]  # not comments
+    assert len(examples) == 3
+    for argv in examples:
+        assert argv[0] == "arenalite"
+        assert main(argv[1:]) == 0, (argv, capsys.readouterr().err)
+        err = capsys.readouterr().err
+        assert "arenalite: error" not in err and "chance level" not in err
+    assert (tmp_path / "tabarena-out" / "leaderboard_pareto.png").exists()
+    assert "anchored on <b>GBM-default</b> at 1000" in (
+        tmp_path / "tabarena-out" / "report.html").read_text()
+    assert pd.read_csv(tmp_path / "tabarena-out" / "elo.csv")["model"].iloc[0] == "GBM-tuned"

@@ -21,6 +21,13 @@ Data, read by the method modules through these read-only properties, never mutat
     Series indexed by dataset: the metric name as given and ``"max"``/``"min"``.
 ``has_seeds``
     whether per-seed rows exist.
+``variants_``
+    None, or per model the model it runs and its runner, when the results hold rows
+    of several runners (models named ``"<model> @ <runner>"``).
+
+``long_`` also holds the results' time columns (``time_train_s``, ``time_infer_s``,
+``time_train_s_per_1K``, ``time_infer_s_per_1K``) when they carry times, and ``runner``
+with several runners.
 """
 
 from __future__ import annotations
@@ -134,6 +141,20 @@ class Benchmark:
     def norm_high_(self) -> pd.Series:
         """Per-dataset raw score that normalizes to 1."""
         return self._norm_high
+
+    @property
+    def variants_(self) -> pd.DataFrame | None:
+        """Per model (index): ``base``, the model it runs, and its ``runner``; None unless
+        the results hold rows of several runners."""
+        if "runner" not in self._long.columns:
+            return None
+        first = self._long.drop_duplicates("model").set_index("model")["runner"]
+        first = first.loc[self.models_]
+        suffix = " @ " + first
+        base = [m[:-len(s)] if m.endswith(s) else m
+                for m, s in zip(first.index, suffix, strict=True)]
+        return pd.DataFrame({"base": base, "runner": first.to_numpy()},
+                            index=pd.Index(first.index, name="model"))
 
     @property
     def models_(self) -> list[str]:

@@ -26,22 +26,28 @@ from pathlib import Path
 from typing import Any
 
 from .benchmark import Benchmark
-from .load import load_csv
+from .formats import FORMATS as INPUT_FORMATS
+from .load import LoadNote, load_csv
+from .rankings.leaderboard import STYLES
+from .registry import DIRECTIONS
 from .report import METHODS, parse_formats, write_outputs, write_report, write_table
 
 LOAD_OPTIONS = ("model", "dataset", "metric", "score", "seed", "norm_ref_low", "norm_ref_high",
-                "drop_incomplete")
+                "drop_incomplete", "format")
 """load_df's options the CLI passes on (no condition_col: one run analyses one condition)."""
 CONFIG_OPTIONS = LOAD_OPTIONS + ("metric_direction", "metric_type_bounds")
 """What a --config file may set: the load options and two that have no flag."""
 COLUMN_OPTIONS = ("model", "dataset", "metric", "score", "seed")
+CALIBRATED = ("leaderboard", "elo")
+"""The commands (and report sections) whose Elo scale --calibration-model anchors."""
 FLAGS = {
     **{option: f"--{option}-col" for option in COLUMN_OPTIONS},
     "norm_ref_low": "--norm-ref-low", "norm_ref_high": "--norm-ref-high",
     "drop_incomplete": "--drop-incomplete", "n_bootstrap": "--n-bootstrap",
     "random_state": "--random-state", "candidate": "--candidate", "reference": "--reference",
     "margin": "--margin", "n_repeats": "--n-repeats", "n_folds": "--n-folds",
-    "test_fraction": "--test-fraction",
+    "test_fraction": "--test-fraction", "calibration_model": "--calibration-model",
+    "calibration_elo": "--calibration-elo",
 }
 """Library keyword → the CLI flag that sets it (the one place messages are translated)."""
 USER_ERRORS = (ValueError, TypeError, OSError)
@@ -130,6 +136,18 @@ def _margin(text: str) -> float | dict[str, float]:
                                          f"rmse=2.5,log_loss=0.02, got {text!r}") from error
 
 
+def _direction(text: str) -> dict[str, str]:
+    """argparse type: ``METRIC=min|max`` pairs (a dataset name works too), comma-separated."""
+    out = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        key, sep, value = (part.strip() for part in item.partition("="))
+        if not sep or not key or value not in DIRECTIONS:
+            raise argparse.ArgumentTypeError(f"expected METRIC=min or METRIC=max (a dataset "
+                                             f"name also works), e.g. roc_auc=min, got {text!r}")
+        out[key] = value
+    return out
+
+
 def _formats(text: str) -> tuple[str, ...]:
     try:
         return parse_formats(text)
@@ -175,6 +193,15 @@ def build_parser() -> argparse.ArgumentParser:
                                 f"the observed per-dataset {extreme}, with a warning)")
         p.add_argument("--drop-incomplete", action="store_true", default=None,
                        help="drop models that miss a dataset (default: off, an error)")
+        p.add_argument("--direction", action="append", type=_direction, default=None,
+                       metavar="METRIC=min|max",
+                       help="whether lower (min) or higher (max) scores of a metric (or a "
+                            "dataset) are better, over the metric registry; repeatable or "
+                            "comma-separated (default: the registry's direction)")
+        p.add_argument("--input-format", dest="format", choices=INPUT_FORMATS, default=None,
+                       help="the results' format: tabarena (TabArena's per-split results), "
+                            "runners (arenalite's runners) or long (default: recognised by "
+                            "the columns)")
         p.add_argument("--n-bootstrap", type=_count, default=1000, metavar="N",
                        help="bootstrap replicates for the IQM, Elo and leaderboard intervals "
                             "(default: 1000)")
@@ -185,10 +212,28 @@ def build_parser() -> argparse.ArgumentParser:
                        help="figure formats, comma-separated; PNGs at 150 dpi (default: png)")
         return p
 
-    table_command("report", "every method that applies, plus report.html")
+    def calibration(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--calibration-model", default=None, metavar="MODEL",
+                       help="model that anchors the Elo scale (default: none, ratings centred "
+                            "on 1000)")
+        p.add_argument("--calibration-elo", type=float, default=None, metavar="ELO",
+                       help="the rating of --calibration-model (default: 1000)")
+
+    def style(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--style", choices=STYLES, default="arenalite",
+                       help="column names of leaderboard.csv: tabarena writes TabArena's names "
+                            "in its order, method first (default: arenalite)")
+
+    report = table_command("report", "every method that applies, plus report.html")
+    calibration(report)
+    style(report)
     table_command("rank", "aggregate, Elo and improvability ranks side by side (= compare)")
     for name, (_, text) in METHODS.items():
-        table_command(name, text)
+        p = table_command(name, text)
+        if name in CALIBRATED:
+            calibration(p)
+        if name == "leaderboard":
+            style(p)
     splits = sub.add_parser("splits", help="persist the splits of bundled datasets as JSON",
                             parents=[common])
     splits.add_argument("datasets", nargs="+", help="bundled dataset names")
@@ -238,6 +283,13 @@ def _load(args: argparse.Namespace) -> Benchmark:
     for key in ("norm_ref_low", "norm_ref_high"):
         if isinstance(options.get(key), str):
             options[key] = _scalar_or_name(options[key])
+    if args.direction:
+        given = options.get("metric_direction") or {}
+        if not isinstance(given, dict):
+            raise ValueError(f"metric_direction in {args.config} must be a mapping "
+                             f"{{metric: 'min'|'max'}}, got {given!r}")
+        options["metric_direction"] = {**given, **{k: v for pairs in args.direction
+                                                   for k, v in pairs.items()}}
     unknown = sorted(set(options) - set(CONFIG_OPTIONS))
     if unknown:
         raise ValueError(f"unknown load option(s) {unknown!r} in {args.config}; known: "
@@ -245,9 +297,24 @@ def _load(args: argparse.Namespace) -> Benchmark:
     return load_csv(args.csv, **options)
 
 
+def _calibration(args: argparse.Namespace) -> dict[str, Any]:
+    """The Elo anchor options given on the command line (none: ratings centred on 1000)."""
+    model = getattr(args, "calibration_model", None)
+    elo = getattr(args, "calibration_elo", None)
+    if elo is not None and model is None:
+        raise ValueError(f"--calibration-elo {elo:g} needs --calibration-model: the model that "
+                         "sits at that rating")
+    if model is None:
+        return {}
+    return {"calibration_model": model, "calibration_elo": 1000.0 if elo is None else elo}
+
+
 def _run_method(benchmark: Benchmark, name: str, args: argparse.Namespace) -> Any:
     method: Callable[..., Any] = getattr(benchmark, METHODS[name][0])
-    if name in ("leaderboard", "iqm", "elo"):
+    if name in CALIBRATED:
+        return method(n_bootstrap=args.n_bootstrap, random_state=args.random_state,
+                      **_calibration(args))
+    if name == "iqm":
         return method(n_bootstrap=args.n_bootstrap, random_state=args.random_state)
     if name == "bayesian":
         return method(random_state=args.random_state)
@@ -312,8 +379,10 @@ def _log(message: str) -> None:
 
 
 def _show_warning(message: Any, category: type[Warning], *_: Any, **__: Any) -> None:
-    """Warnings as one ``arenalite: warning:`` line, with CLI flags for keyword names."""
-    _log(f"arenalite: warning: {flag_message(str(message))}")
+    """Warnings as one ``arenalite: warning:`` line (a :class:`LoadNote` as
+    ``arenalite: note:``), with CLI flags for keyword names."""
+    kind = "note" if issubclass(category, LoadNote) else "warning"
+    _log(f"arenalite: {kind}: {flag_message(str(message))}")
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -334,6 +403,7 @@ def run_command(args: argparse.Namespace) -> int:
         for path in run_models(args, out):
             print(path)
         return 0
+    _calibration(args)  # a bad pair of flags fails before the data are read
     benchmark = _load(args)
     _log(f"loaded {benchmark!r}")
     if args.command == "report":
@@ -345,7 +415,7 @@ def run_command(args: argparse.Namespace) -> int:
                 raise ValueError(flag_message(str(error))) from error
 
         print(write_report(benchmark, out, run, formats=args.formats, log=_log,
-                           source=args.csv))
+                           source=args.csv, style=args.style))
         return 0
     if args.command == "gate":
         result = benchmark.gate(args.candidate, args.reference, margin=args.margin)
@@ -353,7 +423,8 @@ def run_command(args: argparse.Namespace) -> int:
     else:
         name = "compare" if args.command == "rank" else args.command
         result = _run_method(benchmark, name, args)
-    paths, _ = write_outputs(result, name, out, args.formats)
+    paths, _ = write_outputs(result, name, out, args.formats,
+                             style=getattr(args, "style", "arenalite"))
     print(result.table.to_string(index=False))
     _log("wrote " + ", ".join(str(p) for p in paths))
     return 0

@@ -18,9 +18,20 @@ import numpy as np
 import pandas as pd
 
 from .benchmark import Benchmark, BenchmarkGroup
+from .formats import apply_format, recognise, time_columns
 from .normalize import normalize
 from .params import check_bool, is_number, plain
-from .registry import DIRECTIONS, get_metric
+from .registry import DIRECTIONS, chance_level, get_metric
+
+COLUMN_DEFAULTS = {"model": "model", "dataset": "dataset", "metric": "metric", "score": "score",
+                   "seed": None}
+ERROR_WORDS = ("error", "loss", "regret")
+"""A score column whose name holds one of these (or the word "err") is named like an error."""
+
+
+class LoadNote(UserWarning):
+    """One line saying what :func:`load_df` recognised or decided for you: a results format,
+    or an explicit direction that overrides the metric registry."""
 
 
 def load_csv(path: str | PathLike, **kwargs: Any) -> Benchmark | BenchmarkGroup:
@@ -46,19 +57,39 @@ def load_df(
     metric_direction: Mapping[str, str] | None = None,
     drop_incomplete: bool = False,
     condition_col: str | None = None,
+    format: str | None = None,
 ) -> Benchmark | BenchmarkGroup:
     """Load a long table (one row per model, dataset[, seed]) into a Benchmark.
 
     Column names are mapped by ``model``/``dataset``/``metric``/``score``/``seed``.
     With ``seed`` every per-seed row is kept (IQM, Elo) and the score matrix holds
     the seed means. Normalization: see :mod:`arenalite.normalize`. Directions come
-    from ``metric_direction`` ({dataset: "min"|"max"}) or else the metric registry.
-    With ``condition_col`` the rows are split by that column into a
-    :class:`BenchmarkGroup` of independently normalized Benchmarks.
+    from ``metric_direction`` ({dataset or metric name: "min"|"max"}; a dataset's key wins
+    over its metric's) or else the metric registry; an explicit direction against the
+    registry is noted in one line, and a warning says when the data suggest the
+    direction is wrong (an error-named score column read as higher-is-better, or most
+    datasets of a metric below its chance level). With ``condition_col`` the rows are
+    split by that column into a :class:`BenchmarkGroup` of independently normalized
+    Benchmarks.
+
+    ``format``: "tabarena" (TabArena's per-split results), "runners" (the runners'
+    results table) or "long"; None recognises the first two by their columns
+    (:mod:`arenalite.formats`) and says so in one line. Train and inference times in
+    the results (``time_train_s``, ``time_infer_s``, the runners' ``total_ms``) are kept
+    as columns of ``long_``, with TabArena's per-1K-rows forms.
     """
     if not isinstance(df, pd.DataFrame):
         raise TypeError(f"df must be a pandas DataFrame, got {type(df).__name__}; "
                         "use load_csv(path) to read a file")
+    chosen = {"model": model, "dataset": dataset, "metric": metric, "score": score, "seed": seed}
+    found = apply_format(df, recognise(df, format), {
+        k: (None if v == COLUMN_DEFAULTS[k] else v) for k, v in chosen.items()})
+    if found.note:
+        warnings.warn(found.note, LoadNote, stacklevel=2)
+    df = found.frame
+    model, dataset, metric, score = (found.columns.get(k, COLUMN_DEFAULTS[k])
+                                     for k in ("model", "dataset", "metric", "score"))
+    seed = found.columns.get("seed")
     check_bool(drop_incomplete, "drop_incomplete")
     for option, value in (("metric_type_bounds", metric_type_bounds),
                           ("metric_direction", metric_direction)):
@@ -78,14 +109,16 @@ def load_df(
         raise ValueError("the score frame is empty: no rows to load")
 
     all_datasets = {str(d) for d in df[dataset].dropna().unique()}
-    direction = _check_direction_option(metric_direction, all_datasets)
+    all_metrics = {str(m) for m in df[metric].dropna().unique()}
+    direction = _check_direction_option(metric_direction, all_datasets, all_metrics)
     for option, ref in (("norm_ref_low", norm_ref_low), ("norm_ref_high", norm_ref_high)):
         _check_dict_keys(ref, option, all_datasets)
 
     options = dict(model=model, dataset=dataset, metric=metric, score=score, seed=seed,
                    metric_type_bounds=metric_type_bounds, norm_ref_low=norm_ref_low,
                    norm_ref_high=norm_ref_high, metric_direction=direction,
-                   drop_incomplete=bool(drop_incomplete))
+                   drop_incomplete=bool(drop_incomplete), error_scores=found.error_scores,
+                   runners=found.runners)
     if condition_col is None:
         return _load_one(df, **options)
     _no_missing(df[condition_col], condition_col)
@@ -106,12 +139,19 @@ def _require_columns(df: pd.DataFrame, columns: dict[str, Any]) -> None:
                              f"its columns are {list(df.columns)!r}")
 
 
-def _check_direction_option(given: Mapping[str, str] | None, datasets: set[str]) -> dict[str, str]:
+def _check_direction_option(given: Mapping[str, str] | None, datasets: set[str],
+                            metrics: set[str]) -> dict[str, str]:
+    """``metric_direction`` with string keys, each a dataset or a metric of the data."""
     out = {str(k): v for k, v in (given or {}).items()}
-    for ds, value in out.items():
+    for key, value in out.items():
         if value not in DIRECTIONS:
-            raise ValueError(f"metric_direction[{ds!r}] must be 'max' or 'min', got {value!r}")
-    _check_dict_keys(out, "metric_direction", datasets)
+            raise ValueError(f"metric_direction[{key!r}] must be 'max' or 'min', got {value!r}")
+    lowered = {m.lower() for m in metrics}
+    unknown = sorted(k for k in out if k not in datasets and k.lower() not in lowered)
+    if unknown:
+        raise ValueError(f"metric_direction names {unknown!r}, neither a dataset nor a metric "
+                         f"of the data; datasets are {sorted(datasets)!r}, metrics "
+                         f"{sorted(metrics)!r}")
     return out
 
 
@@ -143,6 +183,8 @@ def _load_one(
     norm_ref_high: Any,
     metric_direction: dict[str, str],
     drop_incomplete: bool,
+    error_scores: bool,
+    runners: bool,
 ) -> Benchmark:
     columns = {"model": model, "dataset": dataset, "metric": metric, "score": score}
     if seed is not None:
@@ -156,13 +198,15 @@ def _load_one(
         **({"seed": df[seed]} if seed is not None else {}),
         "metric": df[metric].astype(str),
         "score": numeric_scores(df[score], score),
+        **time_columns(df),
+        **({"runner": df["runner"].astype(str)} if runners else {}),
     }, index=df.index)
 
     metrics = _one_metric_per_dataset(long, metric)
     _no_duplicates(long, columns)
-    present = set(metrics.index)
-    directions = _directions(metrics, {k: v for k, v in metric_direction.items() if k in present},
-                             metric_type_bounds)
+    directions, explicit = _directions(metrics, metric_direction, metric_type_bounds,
+                                       error_scores)
+    _warn_suspicious_directions(long, metrics, directions, explicit, score)
     long = _complete(long, drop_incomplete)
     long, low, high = normalize(long, directions=directions, metrics=metrics,
                                 metric_type_bounds=metric_type_bounds,
@@ -243,28 +287,98 @@ def _directions(
     metrics: pd.Series,
     given: dict[str, str],
     metric_type_bounds: Mapping[str, Any] | None,
-) -> pd.Series:
-    out = {}
-    unknown = []
+    error_scores: bool,
+) -> tuple[pd.Series, pd.Series]:
+    """Each dataset's direction, and whether it was given explicitly.
+
+    Order: the dataset's key in ``given``, its metric's key (case-insensitive), "min" when
+    the format's scores are errors, the registry, else "max" with a warning. An explicit
+    direction against the registry is noted in one line.
+    """
+    by_metric = {k.lower(): v for k, v in given.items()}
+    out, explicit, unknown, overridden = {}, {}, [], {}
     listed = {str(k).lower() for k in (metric_type_bounds or {})}
     for ds, name in metrics.items():
         spec = get_metric(name)
         if spec is None and metric_type_bounds is not None and name.lower() not in listed:
             raise ValueError(f"Unknown metric '{name}' (dataset {ds!r}) is neither registered "
                              "nor listed in metric_type_bounds; add it there or register_metric it")
-        if ds in given:
-            out[ds] = given[ds]
+        key = ds if ds in given else name.lower() if name.lower() in by_metric else None
+        explicit[ds] = key is not None
+        if key is not None:
+            out[ds] = given[ds] if key == ds else by_metric[key]
+            if spec is not None and out[ds] != spec.direction:
+                overridden.setdefault(repr(key) if key == ds else repr(name), out[ds])
+        elif error_scores:
+            out[ds] = "min"
         elif spec is not None:
             out[ds] = spec.direction
         else:
             out[ds] = "max"
             unknown.append(name)
+    if overridden:
+        shown = ", ".join(f"{k} as {_BETTER[v]}" for k, v in overridden.items())
+        warnings.warn(f"metric_direction: read {shown}, against the metric registry; "
+                      "improvability measures such scores from 0 (TabArena's metric_error "
+                      "convention)", LoadNote, stacklevel=4)
     if unknown:
         names = sorted(set(unknown))
         warnings.warn(f"Unknown metric '{names[0]}' treated as higher-is-better (unknown metrics: "
-                      f"{names!r}); pass metric_direction={{dataset: 'min'}} or register_metric "
+                      f"{names!r}); pass metric_direction={{metric: 'min'}} or register_metric "
                       "to say otherwise", UserWarning, stacklevel=4)
-    return pd.Series(out, name="direction").loc[metrics.index]
+    index = metrics.index
+    return (pd.Series(out, name="direction").loc[index],
+            pd.Series(explicit, name="explicit").loc[index])
+
+
+_BETTER = {"max": "higher-is-better", "min": "lower-is-better"}
+
+
+def _error_named(column: str) -> bool:
+    """Whether a score column's name reads like an error or a loss (``metric_error``, ``err``)."""
+    name = column.lower()
+    words = set(filter(None, "".join(c if c.isalnum() else " " for c in name).split()))
+    return any(word in name for word in ERROR_WORDS) or "err" in words
+
+
+def _warn_suspicious_directions(long: pd.DataFrame, metrics: pd.Series, directions: pd.Series,
+                                explicit: pd.Series, score: str) -> None:
+    """Warn (what is suspected, and the fix) when the directions look wrong for the data.
+
+    An error-named score column read as higher-is-better from the registry; or most
+    datasets of a metric with a chance level (ROC AUC 0.5) on the wrong side of it, by
+    their median score over every row.
+    """
+    if _error_named(score):
+        read_max = (directions == "max") & ~explicit
+        if read_max.any():
+            names = sorted(set(metrics[read_max]))
+            warnings.warn(f"score column {score!r} is named like an error or a loss, but "
+                          f"metric(s) {names!r} are read as higher-is-better (the metric "
+                          f"registry's direction) on {int(read_max.sum())} dataset(s); if lower "
+                          f"is better, pass metric_direction={{{names[0]!r}: 'min'}} (command "
+                          f"line: --direction {names[0]}=min)", UserWarning, stacklevel=4)
+    median = long.groupby("dataset", sort=True)["score"].median()
+    for name in sorted(set(metrics)):
+        spec = get_metric(name)
+        on = metrics.index[metrics == name]
+        if spec is None or directions[on].nunique() != 1:
+            continue
+        direction = directions[on[0]]
+        chance = chance_level(spec, direction)
+        if chance is None:
+            continue
+        values = median.loc[on].to_numpy()
+        worse = values < chance if direction == "max" else values > chance
+        if 2 * worse.sum() > len(on):
+            side = "below" if direction == "max" else "above"
+            other = "min" if direction == "max" else "max"
+            warnings.warn(f"{int(worse.sum())} of {len(on)} dataset(s) of metric {name!r} score "
+                          f"{side} its chance level {chance:g} (median per dataset) read as "
+                          f"{_BETTER[direction]}: the scores may run the other way (e.g. "
+                          f"errors, 1 − AUC); if so, pass metric_direction={{{name!r}: "
+                          f"{other!r}}} (command line: --direction {name}={other})",
+                          UserWarning, stacklevel=4)
 
 
 def _complete(long: pd.DataFrame, drop_incomplete: bool) -> pd.DataFrame:

@@ -75,6 +75,31 @@ def get_metric(name: str) -> MetricSpec | None:
     return _REGISTRY.get(str(name).lower())
 
 
+def oriented(spec: MetricSpec, direction: str) -> tuple[float, float | str | None]:
+    """The optimum and the zero-signal anchor of ``spec``'s scores read in ``direction``.
+
+    In the registry's own direction they are the registry's. Read the other way, the
+    scores are taken as the metric's distance form ``optimum − value`` — TabArena's
+    ``metric_error`` (1 − AUC for ROC AUC), or a negated loss — whose optimum is 0 and
+    whose numeric anchor is ``optimum − anchor`` (0.5 for ROC AUC's chance level).
+    """
+    if direction == spec.direction:
+        return spec.optimum, spec.anchor
+    if not math.isfinite(spec.optimum):
+        return spec.optimum, None
+    anchor = spec.optimum - spec.anchor if isinstance(spec.anchor, (int, float)) else spec.anchor
+    return 0.0, anchor
+
+
+def chance_level(spec: MetricSpec, direction: str) -> float | None:
+    """The chance level of a bounded metric with a numeric zero-signal anchor (ROC AUC 0.5),
+    in the scores' orientation ``direction``; None for other metrics."""
+    if not spec.bounded:
+        return None
+    anchor = oriented(spec, direction)[1]
+    return float(anchor) if isinstance(anchor, (int, float)) else None
+
+
 def known_metrics() -> list[str]:
     """All registered metric names, sorted."""
     return sorted(_REGISTRY)

@@ -28,7 +28,7 @@ METHODS: dict[str, tuple[str, str]] = {
     "leaderboard": ("leaderboard", "Leaderboard (TabArena's table; Elo with dataset-bootstrap "
                                    "95 % bars)"),
     "aggregate": ("aggregate_ranking", "Aggregate ranking (trimmed mean of normalized scores)"),
-    "iqm": ("iqm_ranking", "Interquartile mean with stratified bootstrap CI"),
+    "iqm": ("iqm_ranking", "Interquartile mean with dataset-bootstrap 95 % CI"),
     "elo": ("elo_ranking", "Bradley-Terry Elo with bootstrap CI"),
     "improvability": ("improvability_ranking", "Improvability (TabArena), lower is better"),
     "compare": ("compare_rankings", "Ranks by method, side by side"),
@@ -108,18 +108,34 @@ def parse_formats(text: str) -> tuple[str, ...]:
 
 
 def write_outputs(result: Result, name: str, out: Path, formats: Sequence[str], *,
-                  embed: bool = False) -> tuple[list[Path], str]:
+                  embed: bool = False, style: str = "arenalite") -> tuple[list[Path], str]:
     """Write ``name.csv`` and the figure files; return the paths and, with ``embed``, the
-    figure as an HTML ``<img>`` ("" otherwise or without a figure). The PNG is drawn once,
-    for its file and the page."""
-    paths = [write_table(result.table, out / f"{name}.csv")]
+    figures as HTML ``<img>`` ("" otherwise or without a figure). Each PNG is drawn once,
+    for its file and the page. A leaderboard's CSV is written in ``style`` ("tabarena":
+    TabArena's names and order), and its Pareto figure (``name_pareto``) joins when the
+    results carry inference times."""
+    csv = out / f"{name}.csv"
+    paths = [result.to_csv(csv, style=style) if style != "arenalite" and hasattr(result, "to_csv")
+             else write_table(result.table, csv)]
+    figures = []
     try:
-        figure = result.plot()
+        figures.append((name, result.plot()))
     except NotImplementedError:
         return paths, ""
-    png = png_bytes(figure) if embed or "png" in formats else None
-    paths += save_figure(figure, out / name, formats, png)
-    return paths, figure_html(figure, name, png) if embed else ""
+    if has_pareto(result):
+        figures.append((f"{name}_pareto", result.plot_pareto()))
+    images = []
+    for stem, figure in figures:
+        png = png_bytes(figure) if embed or "png" in formats else None
+        paths += save_figure(figure, out / stem, formats, png)
+        images.append(figure_html(figure, stem, png) if embed else "")
+    return paths, "".join(images)
+
+
+def has_pareto(result: Result) -> bool:
+    """Whether ``result`` is a leaderboard whose results carry inference times."""
+    return hasattr(result, "plot_pareto") and any(
+        c.startswith(("time_infer", "median_time_infer")) for c in result.table.columns)
 
 
 # ---- HTML ------------------------------------------------------------------------------
@@ -186,7 +202,18 @@ def report_table(name: str, result: Result) -> tuple[pd.DataFrame, str, str]:
         return aup, (f"Area under each model's profile (log10 τ axis, higher is better). The "
                      f"exact step function ({len(result.table)} rows) is "
                      f'<a href="{name}.csv">{name}.csv</a>.'), f"{name}_aup.csv"
+    if name in ("elo", "leaderboard"):
+        return result.table, elo_anchor(result.params), f"{name}.csv"
     return result.table, "", f"{name}.csv"
+
+
+def elo_anchor(params: dict[str, Any]) -> str:
+    """Which model anchors the Elo scale, in one sentence (the result's ``params``)."""
+    model = params.get("calibration_model")
+    if model is None:
+        return "Elo scale: centred on 1000 (no calibration model)."
+    return (f"Elo scale: anchored on <b>{html.escape(str(model))}</b> at "
+            f"{float(params.get('calibration_elo', 1000.0)):g}.")
 
 
 def figure_html(figure: Any, name: str, png: bytes | None = None) -> str:
@@ -277,8 +304,9 @@ WEBGPU_LINK = ('<p class="note">Time the in-context models on your own GPU with 
 
 def write_report(benchmark: Benchmark, out: Path, run: Callable[[str], Result], *,
                  formats: Sequence[str] = ("png",), log: Callable[[str], None] = print,
-                 source: str | None = None) -> Path:
-    """Run every applicable method with ``run(name)``; write CSVs, figures and report.html.
+                 source: str | None = None, style: str = "arenalite") -> Path:
+    """Run every applicable method with ``run(name)``; write CSVs, figures and report.html
+    (the leaderboard's CSV in ``style``, see :func:`write_outputs`).
 
     A method that does not apply to these data (``ValueError``, e.g. profiles on
     negative scores) gets a short "not applicable" section instead.
@@ -297,7 +325,7 @@ def write_report(benchmark: Benchmark, out: Path, run: Callable[[str], Result], 
             sections.append(f"{anchor}<p><em>Not applicable: {html.escape(str(error))}</em></p>")
             continue
         results[name] = result
-        paths, image = write_outputs(result, name, out, formats, embed=True)
+        paths, image = write_outputs(result, name, out, formats, embed=True, style=style)
         log(f"{name}: wrote " + ", ".join(p.name for p in paths))
         table, intro, csv_name = report_table(name, result)
         if table is not result.table:
@@ -319,5 +347,5 @@ def write_report(benchmark: Benchmark, out: Path, run: Callable[[str], Result], 
 
 
 def applicable(benchmark: Benchmark) -> list[str]:
-    """METHODS in report order; IQM only with seeds."""
-    return [name for name in METHODS if name != "iqm" or benchmark.has_seeds]
+    """METHODS in report order (the IQM's dataset bootstrap needs no seeds)."""
+    return list(METHODS)

@@ -61,21 +61,24 @@ def bayes_heatmap(table: pd.DataFrame, models: list[str], rope: float, *, ax: An
 def bayes_stacked_bars(table: pd.DataFrame, reference: str, rope: float, *, ax: Any = None,
                        figsize: tuple[float, float] | None = None,
                        title: str | None = None) -> Any:
-    """One horizontal bar per model: P(model better), P(equivalent), P(reference better)."""
-    order = table.sort_values(["p_a_better", "p_equiv"], ascending=False, kind="stable")
+    """One horizontal bar per model: P(model better), P(equivalent), P(reference better).
+
+    ``table`` is the reference mode's: the reference in ``model_a``, each model in ``model_b``.
+    """
+    order = table.sort_values(["p_b_better", "p_equiv"], ascending=False, kind="stable")
     n = len(order)
     fig, ax = figure_and_axes(ax, figsize, default_size=(7.5, max(2.5, (0.45 if n <= 20 else 0.2)
                                                                     * n + 1.5)))
     y = np.arange(n)[::-1]
     left = np.zeros(n)
-    parts = [("p_a_better", "model better", PALETTE[0]),
+    parts = [("p_b_better", "model better", PALETTE[0]),
              ("p_equiv", f"equivalent (±{rope:g})", "#BBBBBB"),
-             ("p_b_better", f"{shorten(str(reference), 30)} better", PALETTE[5])]
+             ("p_a_better", f"{shorten(str(reference), 30)} better", PALETTE[5])]
     for column, label, colour in parts:
         values = order[column].to_numpy(dtype=float)
         ax.barh(y, values, left=left, color=colour, label=label, edgecolor="white")
         left = left + values
-    labels, size = tick_labels(order["model_a"])
+    labels, size = tick_labels(order["model_b"])
     ax.set_yticks(y, labels, fontsize=size)
     ax.set_xlim(0, 1)
     ax.set_ylim(-0.7, n - 0.3)

@@ -748,8 +748,10 @@ class EloResult(Result):
         from ..plots.intervals import interval_plot
 
         scheme = self.params.get("resampling", "")
+        anchored = self.params.get("calibration_model") is not None
+        line = self.params.get("calibration_elo", ELO_BASE) if anchored else ELO_BASE
         return interval_plot(self.table, "ELO", low="CI_low", high="CI_high", ax=ax,
-                             figsize=figsize, reference_line=ELO_BASE, model_colors=model_colors,
+                             figsize=figsize, reference_line=line, model_colors=model_colors,
                              title=title or f"Bradley-Terry Elo (95 % {scheme} bootstrap interval)",
                              xlabel="Elo rating")
 
@@ -1024,6 +1026,7 @@ def elo_ranking(
     tie_threshold: float | None = None,
     calibration_model: str | None = None,
     resampling: str = DEFAULT_RESAMPLING,
+    calibration_elo: float = ELO_BASE,
 ) -> EloResult:
     """Bradley-Terry Elo ratings (full-data MLE) with 95 % percentile bootstrap intervals.
 
@@ -1031,7 +1034,8 @@ def elo_ranking(
     exact splits), "split" (match days drawn from the pool), "dataset" (datasets like
     these; the default, the only one that holds its coverage when models are better on
     some datasets than on others). "auto", "multinomial" and "poisson" are ways of drawing
-    the battle scheme. ``calibration_model`` shifts all ratings so that it sits at 1000.
+    the battle scheme. ``calibration_model`` shifts all ratings so that it sits at
+    ``calibration_elo`` (default 1000), as TabArena anchors its published scale.
     The result's ``params`` record the scheme, the battle draw, and whether the point
     estimate / how many replicates needed the tie prior; ``.margin`` is ±(R₀.₉₇₅ − R₀.₀₂₅)/2.
 
@@ -1046,10 +1050,13 @@ def elo_ranking(
         Normalized score differences at most this large are ties (½ point each); None
         or 0: only equal scores tie.
     calibration_model : str or None
-        Shift every rating (after the intervals) so that this model sits at 1000.
+        Shift every rating (after the intervals) so that this model sits at
+        ``calibration_elo``; None: ratings centred on 1000.
     resampling : str
         "dataset" (default), "split" or "battle"; or "auto", "multinomial", "poisson"
         (ways of drawing the battle scheme).
+    calibration_elo : float
+        The rating of ``calibration_model`` (default 1000).
 
     Returns
     -------
@@ -1059,6 +1066,7 @@ def elo_ranking(
         ``.plot_winrate()``.
     """
     n_bootstrap, threshold = _check_params(n_bootstrap, tie_threshold)
+    calibration_elo = check_number(calibration_elo, "calibration_elo")
     check_models(benchmark.models_, calibration_model)
     scheme, draw = check_resampling(resampling)
     rng = make_rng(random_state)
@@ -1071,7 +1079,7 @@ def elo_ranking(
 
     elo, reps = to_elo(theta), to_elo(reps)
     if calibration_model is not None:
-        shift = ELO_BASE - elo[t.models.index(calibration_model)]
+        shift = calibration_elo - elo[t.models.index(calibration_model)]
         elo, reps = elo + shift, reps + shift
     low, high = np.percentile(reps, [2.5, 97.5], axis=0) if n_bootstrap else (elo, elo)
     table = rating_table(t.models, elo, low, high)
@@ -1082,5 +1090,6 @@ def elo_ranking(
                      bootstrap=pd.DataFrame(reps, columns=pd.Index(t.models, name="model")),
                      n_bootstrap=n_bootstrap, random_state=random_state,
                      tie_threshold=tie_threshold, calibration_model=calibration_model,
+                     calibration_elo=calibration_elo,
                      resampling=scheme, draw=draw, regularized=regularized,
                      regularized_replicates=n_reg)

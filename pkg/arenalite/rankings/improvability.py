@@ -2,7 +2,9 @@
 
 Raw error per cell: optimum − score for higher-is-better metrics, score − optimum for
 lower-is-better ones, with the optimum from the metric registry (a dataset marked
-``"min"`` whose metric is unknown is an error with optimum 0). Per dataset the cell
+``"min"`` whose metric is unknown is an error with optimum 0; a registered metric read
+against its registered direction, e.g. TabArena's ``metric_error`` of ROC AUC, is its
+distance form with optimum 0, see :func:`arenalite.registry.oriented`). Per dataset the cell
 value is (error − best) / error × 100 (0 where the error is 0); a model's improvability
 is the mean over datasets, lower is better.
 
@@ -32,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from ..params import check_bool, check_number
-from ..registry import get_metric
+from ..registry import get_metric, oriented
 from ..results import Result
 
 if TYPE_CHECKING:
@@ -66,14 +68,11 @@ def optima(metrics: pd.Series, directions: pd.Series) -> np.ndarray:
                                  "or mark the dataset metric_direction='min' (optimum 0)")
             out[k] = 0.0
             continue
-        if spec.direction != direction:
-            raise ValueError(f"dataset {ds!r}: metric {name!r} is registered as {spec.direction!r} "
-                             f"but the benchmark treats it as {direction!r}; improvability needs "
-                             "a consistent optimum (register the metric with that direction)")
-        if not math.isfinite(spec.optimum):
+        optimum = oriented(spec, direction)[0]
+        if not math.isfinite(optimum):
             raise ValueError(f"metric {name!r} (dataset {ds!r}) has no finite optimum "
-                             f"({spec.optimum}); improvability is undefined for it")
-        out[k] = spec.optimum
+                             f"({optimum}); improvability is undefined for it")
+        out[k] = optimum
     return out
 
 
@@ -149,7 +148,7 @@ def _dummy_scores(benchmark: Benchmark, dummy: Any, datasets: list[str]) -> np.n
     needs = []
     for k, d in enumerate(datasets):
         spec = get_metric(benchmark.metrics_[d])
-        anchor = None if spec is None else spec.anchor
+        anchor = None if spec is None else oriented(spec, benchmark.directions_[d])[1]
         if isinstance(anchor, (int, float)):
             out[k] = float(anchor)
         else:

@@ -1,12 +1,25 @@
-"""IQM ranking with stratified-bootstrap intervals (Agarwal et al. 2021, rliable).
+"""IQM ranking with bootstrap intervals (Agarwal et al. 2021, rliable).
 
 Per model, all per-seed normalized scores are pooled over datasets; the IQM is the
 mean of the middle 50 % (``trim_mean(pooled, 0.25)``). The 95 % percentile interval
-comes from a stratified bootstrap: within every (model, dataset) cell the seeds are
-resampled with replacement, independently, keeping each cell's seed count, so cells
-with different seed counts are fine.
+comes from one of two bootstraps, which answer two questions:
 
-When every cell has the same small number of seeds S (S^S ≤ ``SEQUENCE_LIMIT``, i.e.
+- ``"dataset"`` (default): whole datasets drawn with replacement, every drawn dataset
+  with all its seeds (a dataset drawn c times counts c times), the same draws for
+  every model — "how sure are we on datasets like these". It is rliable's task
+  bootstrap without its second stage (redrawing the runs inside each drawn task, which
+  counts the seed noise a second time); on single-seed data the two are the same, and
+  it needs no seeds at all. A replicate's IQM is a weighted trimmed mean over each
+  model's runs sorted once (weights = the draw counts of their datasets), for all
+  replicates of a chunk at once. ``bench/bench_coverage.py`` measures its coverage.
+- ``"seed"``: the stratified bootstrap — within every (model, dataset) cell the seeds
+  are resampled with replacement, independently, keeping each cell's seed count (cells
+  with different seed counts are fine) — "how sure are we on exactly these datasets";
+  it needs several seeds per cell and under-covers the population IQM when datasets
+  differ.
+
+The seed scheme's fast path:
+when every cell has the same small number of seeds S (S^S ≤ ``SEQUENCE_LIMIT``, i.e.
 S ≤ 7), a replicate is drawn as one integer per cell: a uniform draw among the S^S
 equally likely sequences of S draws, mapped to its count pattern (how often each run is
 drawn), an exact multinomial draw. Sorting each model's runs once, a replicate's IQM is
@@ -300,6 +313,60 @@ def _text_codes(column: pd.Series) -> np.ndarray:
     return pd.factorize(column.astype(str), sort=True)[0]
 
 
+RESAMPLING = ("dataset", "seed")
+
+
+def dataset_bootstrap_iqm(values: np.ndarray, datasets: np.ndarray, counts: np.ndarray,
+                          progress: Progress | None = None) -> np.ndarray:
+    """IQM of every model on every replicate of a dataset bootstrap; shape (B, M).
+
+    ``values`` (M, n) holds each model's runs sorted ascending and ``datasets`` (M, n)
+    their dataset codes; a code equal to ``counts.shape[1]`` marks padding (a run that
+    weighs nothing, for models with fewer runs). ``counts`` (B, D): how often each
+    dataset is drawn. With N the replicate's weighted run count, the IQM cuts
+    ⌊N / 4⌋ from each end (``scipy.stats.trim_mean(…, 0.25)``) of the runs repeated as
+    drawn: each run's weight inside the sorted positions [cut, N − cut) divides the
+    trimmed sum by N − 2 cut. Exact, and vectorized over replicates and models.
+    """
+    b_total, d = counts.shape
+    m, n = values.shape
+    padded = np.concatenate([counts, np.zeros((b_total, 1))], axis=1).astype(float)
+    flat = datasets.ravel()
+    # summation by parts: Σ_j (C_j − C_{j−1}) v_j = Σ_j C_j (v_j − v_{j+1}) − C_{−1} v_0, with
+    # C_j the clipped running count, C_{−1} = cut and v_n = 0 (one pass over the running counts)
+    step = values - np.concatenate([values[:, 1:], np.zeros((m, 1))], axis=1)
+    out = np.empty((b_total, m))
+    chunk = max(1, _CHUNK_ELEMENTS // max(1, m * n))
+    for first in range(0, b_total, chunk):
+        block = padded[first:first + chunk]
+        running = np.take(block, flat, axis=1).reshape(len(block), m, n)
+        np.cumsum(running, axis=2, out=running)
+        total = running[..., -1:].copy()
+        cut = np.floor(total / 4.0)
+        np.clip(running, cut, total - cut, out=running)
+        trimmed = np.einsum("bmn,mn->bm", running, step) - cut[..., 0] * values[:, 0]
+        out[first:first + chunk] = trimmed / (total - 2.0 * cut)[..., 0]
+        if progress is not None:
+            progress.update(len(block))
+    return out
+
+
+def sorted_runs(values: np.ndarray, models: np.ndarray, datasets: np.ndarray,
+                n_models: int, n_datasets: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per model its runs sorted ascending, with their dataset codes, as (M, n_max) arrays
+    padded with value 0 and code ``n_datasets`` (the weightless padding of
+    :func:`dataset_bootstrap_iqm`)."""
+    order = np.lexsort((values, models))
+    values, models, datasets = values[order], models[order], datasets[order]
+    sizes = np.bincount(models, minlength=n_models)
+    position = np.arange(models.size) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    grid = np.zeros((n_models, int(sizes.max())))
+    codes = np.full((n_models, int(sizes.max())), n_datasets, dtype=np.intp)
+    grid[models, position] = values
+    codes[models, position] = datasets
+    return grid, codes
+
+
 class IQMResult(Result):
     """IQM ranking: ``.table`` has columns ``model, IQM, CI_low, CI_high`` (descending)."""
 
@@ -311,27 +378,32 @@ class IQMResult(Result):
         """One point per model with its 95 % interval as whiskers, best model on top."""
         from ..plots.intervals import interval_plot
 
+        scheme = self.params.get("resampling", "seed")
         return interval_plot(self.table, "IQM", low="CI_low", high="CI_high", ax=ax,
                              figsize=figsize,
-                             title=title or "IQM with 95 % stratified-bootstrap intervals",
+                             title=title or f"IQM with 95 % {scheme}-bootstrap intervals",
                              xlabel="IQM of normalized scores (1 = best)",
                              model_colors=model_colors)
 
 
 def iqm_ranking(benchmark: Benchmark, n_bootstrap: int = 1000,
-                random_state: Any = None) -> IQMResult:
+                random_state: Any = None, resampling: str = "dataset") -> IQMResult:
     """Rank models by IQM of pooled per-seed normalized scores, with 95 % bootstrap CIs.
 
-    Needs a seed column (``load_df(..., seed=...)``); without one use
-    ``aggregate_ranking``.
+    The default dataset bootstrap works on single-seed data too; ``resampling="seed"``
+    (the stratified bootstrap) needs a seed column (``load_df(..., seed=...)``) with
+    several seeds per dataset.
 
     Parameters
     ----------
     n_bootstrap : int
-        Stratified bootstrap replicates (seeds resampled within each model and dataset)
-        for the 95 % percentile interval; at least 1.
+        Bootstrap replicates for the 95 % percentile interval; at least 1.
     random_state : None, int or numpy Generator
         Seed of the bootstrap; None draws a fresh one.
+    resampling : str
+        "dataset" (default): whole datasets drawn with replacement, all their seeds
+        together — datasets like these; "seed": seeds resampled within each model and
+        dataset (stratified) — exactly these datasets. See the module doc.
 
     Returns
     -------
@@ -339,11 +411,16 @@ def iqm_ranking(benchmark: Benchmark, n_bootstrap: int = 1000,
         ``.table``: model, IQM, CI_low, CI_high (best first); ``.plot()``.
     """
     n_bootstrap = check_n_bootstrap(n_bootstrap)
+    if not isinstance(resampling, str) or resampling not in RESAMPLING:
+        raise ValueError(f"resampling must be one of {RESAMPLING!r}, got {resampling!r}")
     rng = make_rng(random_state)
     long = benchmark.long_
+    if resampling == "dataset":
+        return _dataset_iqm(benchmark, n_bootstrap, rng, random_state)
     if not benchmark.has_seeds:
-        raise ValueError("iqm_ranking() needs multiple seeds per dataset: load with "
-                         "seed=<column>; for single-run data use aggregate_ranking() instead")
+        raise ValueError("iqm_ranking(resampling='seed') needs multiple seeds per dataset: "
+                         "load with seed=<column>; for single-run data use the default "
+                         "resampling='dataset' or aggregate_ranking() instead")
     # Rows by (model, dataset, seed as text): deterministic, whatever the row order; sorted
     # integer codes of each key (hashing) instead of a three-column string sort.
     model, names = pd.factorize(long["model"], sort=True)
@@ -351,8 +428,9 @@ def iqm_ranking(benchmark: Benchmark, n_bootstrap: int = 1000,
     cell = model * (dataset.max() + 1) + dataset  # every model has every dataset (load)
     counts = np.bincount(cell)
     if counts.max() < 2:
-        raise ValueError("iqm_ranking() needs multiple seeds per dataset, but every (model, "
-                         "dataset) cell has a single seed; use aggregate_ranking() instead")
+        raise ValueError("iqm_ranking(resampling='seed') needs multiple seeds per dataset, but "
+                         "every (model, dataset) cell has a single seed; use the default "
+                         "resampling='dataset' or aggregate_ranking() instead")
     order = np.lexsort((_text_codes(long["seed"]), cell))
     values = long["norm"].to_numpy(dtype=float)[order]
     models = model[order]
@@ -373,4 +451,26 @@ def iqm_ranking(benchmark: Benchmark, n_bootstrap: int = 1000,
                                             progress)
     low, high = np.percentile(boot, [2.5, 97.5], axis=0)
     table = ranking_table(names, point, "IQM", {"CI_low": low, "CI_high": high})
-    return IQMResult(table, n_bootstrap=n_bootstrap, random_state=random_state)
+    return IQMResult(table, n_bootstrap=n_bootstrap, random_state=random_state,
+                     resampling="seed")
+
+
+def _dataset_iqm(benchmark: Benchmark, n_bootstrap: int, rng: np.random.Generator,
+                 random_state: Any) -> IQMResult:
+    """The dataset bootstrap of :func:`iqm_ranking` (module doc)."""
+    long = benchmark.long_
+    model, names = pd.factorize(long["model"], sort=True)
+    dataset, datasets = pd.factorize(long["dataset"], sort=True)
+    values = long["norm"].to_numpy(dtype=float)
+    grid, codes = sorted_runs(values, model, dataset, len(names), len(datasets))
+    point = dataset_bootstrap_iqm(grid, codes, np.ones((1, len(datasets)), dtype=np.int64))[0]
+    counts = rng.multinomial(len(datasets), np.full(len(datasets), 1.0 / len(datasets)),
+                             size=n_bootstrap)
+    enabled = None if n_bootstrap * values.size > 20_000_000 else False
+    with Progress(n_bootstrap, "IQM bootstrap", enabled=enabled) as progress:
+        boot = dataset_bootstrap_iqm(grid, codes, counts, progress)
+    low, high = np.percentile(boot, [2.5, 97.5], axis=0)
+    table = ranking_table(np.asarray(names, dtype=object), point, "IQM",
+                          {"CI_low": low, "CI_high": high})
+    return IQMResult(table, n_bootstrap=n_bootstrap, random_state=random_state,
+                     resampling="dataset")

@@ -16,11 +16,21 @@ Columns, one row per model, sorted by ``elo`` (best first):
 - ``winrate``: the mean over opponents of the share of battles won against that
   opponent, ties ½ (battles and their weights as in Elo: one per pair and match day, so
   every dataset weighs the same).
-- ``improvability`` (%): as :func:`.improvability.improvability_ranking`;
-  ``improvability+`` / ``improvability-`` from the same dataset draws as the Elo
-  bootstrap (from its own dataset draws when ``resampling`` is not "dataset"), clipped
-  at 0 like Elo's.
+- ``improvability``: as :func:`.improvability.improvability_ranking`, but as the
+  fraction TabArena publishes (0.25, not 25 %; the ranking method keeps percent, as
+  evaluma and its golden values do); ``improvability+`` / ``improvability-`` from the
+  same dataset draws as the Elo bootstrap (from its own dataset draws when
+  ``resampling`` is not "dataset"), clipped at 0 like Elo's.
 - ``normalized-error``: as :mod:`.normalized_error`.
+- Time columns, when the results carry times (``load_df`` keeps them): per model and
+  dataset the mean over seeds (folds) of ``time_train_s``, ``time_infer_s``,
+  ``time_train_s_per_1K``, ``time_infer_s_per_1K`` (time × 1000 / rows, per row); the
+  column is the mean of those per-dataset values over datasets, its ``median_`` form
+  their median — TabArena's aggregation (fold mean per task, then mean and median over
+  tasks).
+
+The columns follow TabArena's published table in its order (``model`` for its
+``method``); :meth:`LeaderboardResult.to_csv` with ``style="tabarena"`` writes its names.
 """
 
 from __future__ import annotations
@@ -42,6 +52,12 @@ if TYPE_CHECKING:
 COLUMNS = ("model", "elo", "elo+", "elo-", "rank", "winrate", "improvability",
            "improvability+", "improvability-", "mrr", "rank=1_count", "rank=2_count",
            "rank=3_count", "rank>3_count", "normalized-error")
+"""The columns every leaderboard has, in order; time columns join when there are times."""
+TIME_COLUMNS = ("time_train_s", "time_infer_s", "time_train_s_per_1K", "time_infer_s_per_1K")
+TABARENA_ORDER = (*COLUMNS[:-1], *TIME_COLUMNS, "normalized-error",
+                  *(f"median_{c}" for c in TIME_COLUMNS))
+"""TabArena's leaderboard columns that we compute, in its published order (``model`` first)."""
+STYLES = ("arenalite", "tabarena")
 
 
 def rank_columns(scores: np.ndarray) -> dict[str, np.ndarray]:
@@ -67,6 +83,30 @@ def winrates(win: np.ndarray) -> np.ndarray:
     return np.nanmean(share, axis=1)
 
 
+def time_table(benchmark: Benchmark) -> dict[str, np.ndarray]:
+    """Time columns per model (``models_`` order) as TabArena aggregates them: per dataset
+    the mean over seeds, then the mean (``time_*``) and median (``median_time_*``) over
+    datasets. Empty when the results carry no times."""
+    present = [c for c in TIME_COLUMNS if c in benchmark.long_.columns]
+    if not present:
+        return {}
+    per_dataset = benchmark.long_.groupby(["model", "dataset"], sort=True)[present].mean()
+    models = benchmark.models_
+    mean = per_dataset.groupby(level="model").mean().loc[models]
+    median = per_dataset.groupby(level="model").median().loc[models]
+    return {**{c: mean[c].to_numpy(dtype=float) for c in present},
+            **{f"median_{c}": median[c].to_numpy(dtype=float) for c in present}}
+
+
+def pareto_front(elo: np.ndarray, seconds: np.ndarray) -> np.ndarray:
+    """Mask of the Pareto-optimal models: no other model is at least as fast and at least as
+    highly rated, and strictly better in one of the two."""
+    faster_or_equal = seconds[None, :] <= seconds[:, None]
+    better_or_equal = elo[None, :] >= elo[:, None]
+    strictly = (seconds[None, :] < seconds[:, None]) | (elo[None, :] > elo[:, None])
+    return ~(faster_or_equal & better_or_equal & strictly).any(axis=1)
+
+
 def plus_minus(point: np.ndarray, replicates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Distances from ``point`` up to the 97.5 % and down to the 2.5 % quantile, clipped at 0."""
     if not len(replicates):
@@ -81,10 +121,46 @@ class LeaderboardResult(Result):
     method = "leaderboard"
 
     def __init__(self, table: pd.DataFrame, *, bootstrap: pd.DataFrame,
-                 improvability_bootstrap: pd.DataFrame, **params: Any) -> None:
+                 improvability_bootstrap: pd.DataFrame, variants: pd.DataFrame | None = None,
+                 **params: Any) -> None:
         super().__init__(table, **params)
         self.bootstrap = bootstrap
         self.improvability_bootstrap = improvability_bootstrap
+        self.variants = variants
+
+    def to_csv(self, path: Any, style: str = "arenalite") -> Any:
+        """Write the table as CSV (no index); ``style="tabarena"`` writes TabArena's column
+        names in its order (``method`` first), for every column this leaderboard has."""
+        if style not in STYLES:
+            raise ValueError(f"style must be one of {STYLES!r}, got {style!r}")
+        from ..report import write_table
+
+        table = self.table
+        if style == "tabarena":
+            table = table[[c for c in TABARENA_ORDER if c in table.columns]]
+            table = table.rename(columns={"model": "method"})
+        return write_table(table, path)
+
+    def plot_pareto(self, ax: Any = None, figsize: tuple[float, float] | None = None,
+                    title: str | None = None, time: str | None = None) -> Any:
+        """Elo (95 % whiskers) against inference time per 1K rows on a log axis; the
+        Pareto-optimal models joined and labelled (TabArena's figure). ``time`` picks the
+        column (default ``median_time_infer_s_per_1K``, else the best inference column
+        there is); with runner variants each model's runners share a colour."""
+        from ..plots.pareto import pareto_plot
+
+        column = time or next((c for c in PARETO_TIMES if c in self.table.columns), None)
+        if column is None or column not in self.table.columns:
+            have = [c for c in self.table.columns if c.startswith(("time_", "median_time_"))]
+            wanted = time or "e.g. median_time_infer_s_per_1K"
+            raise ValueError(f"plot_pareto needs an inference-time column ({wanted}); this "
+                             "leaderboard has "
+                             f"{have or 'no time columns: the results carry no times'}")
+        front = pareto_front(self.table["elo"].to_numpy(dtype=float),
+                             self.table[column].to_numpy(dtype=float))
+        return pareto_plot(self.table, column, front, variants=self.variants, ax=ax,
+                           figsize=figsize, title=title,
+                           anchor=self.params.get("calibration_model"))
 
     def plot(self, ax: Any = None, figsize: tuple[float, float] | None = None,
              title: str | None = None, model_colors: Any = None) -> Any:
@@ -101,11 +177,17 @@ class LeaderboardResult(Result):
                                             f"{self.params['resampling']} bootstrap interval")
 
 
+PARETO_TIMES = ("median_time_infer_s_per_1K", "time_infer_s_per_1K", "median_time_infer_s",
+                "time_infer_s")
+"""Inference-time columns the Pareto figure uses, in order of preference (TabArena's first)."""
+
+
 def _improvability_matrix(benchmark: Benchmark) -> np.ndarray:
-    """Per-dataset improvability (%) as an M × D matrix in ``models_`` × ``datasets_`` order."""
+    """Per-dataset improvability as a fraction (TabArena's unit), an M × D matrix in
+    ``models_`` × ``datasets_`` order."""
     per = benchmark.improvability_ranking().per_dataset
     grid = per.pivot(index="model", columns="dataset", values="improvability")
-    return grid.loc[benchmark.models_, benchmark.datasets_].to_numpy(dtype=float)
+    return grid.loc[benchmark.models_, benchmark.datasets_].to_numpy(dtype=float) / 100.0
 
 
 def leaderboard(
@@ -138,9 +220,11 @@ def leaderboard(
     Returns
     -------
     LeaderboardResult
-        ``.table``: model, elo, elo+, elo-, rank, winrate, improvability,
-        improvability+, improvability-, mrr, rank=1_count … rank>3_count,
-        normalized-error (best Elo first); ``.plot()``.
+        ``.table``: model, elo, elo+, elo-, rank, winrate, improvability (a fraction),
+        improvability+, improvability-, mrr, rank=1_count … rank>3_count, [time_train_s,
+        time_infer_s, time_train_s_per_1K, time_infer_s_per_1K,] normalized-error,
+        [median_time_…] (best Elo first; time columns when the results carry times);
+        ``.plot()``, ``.plot_pareto()``, ``.to_csv(path, style="tabarena")``.
     """
     n_bootstrap = check_n_bootstrap(n_bootstrap, minimum=0)
     calibration_elo = check_number(calibration_elo, "calibration_elo")
@@ -172,12 +256,15 @@ def leaderboard(
                "elo-": elo_minus, "winrate": winrates(t.win_matrix()), "improvability": imp,
                "improvability+": imp_plus, "improvability-": imp_minus,
                **rank_columns(scores),
-               "normalized-error": normalized_errors(error_matrix(benchmark)).mean(axis=1)}
+               "normalized-error": normalized_errors(error_matrix(benchmark)).mean(axis=1),
+               **time_table(benchmark)}
     order = np.lexsort((columns["model"], -elo))
-    table = pd.DataFrame({name: columns[name][order] for name in COLUMNS})
+    table = pd.DataFrame({name: columns[name][order] for name in TABARENA_ORDER
+                          if name in columns})
     index = pd.Index(models, name="model")
     return LeaderboardResult(table, bootstrap=pd.DataFrame(reps, columns=index),
                              improvability_bootstrap=pd.DataFrame(imp_reps, columns=index),
+                             variants=benchmark.variants_,
                              calibration_model=calibration_model,
                              calibration_elo=calibration_elo, n_bootstrap=n_bootstrap,
                              random_state=random_state, resampling=scheme, draw=draw,

@@ -148,8 +148,9 @@ def bayesian_comparison(benchmark: Benchmark, rope: float = 0.01, reference: str
                         n_samples: int = N_SAMPLES) -> BayesianResult:
     """Bayesian signed-rank test of model pairs on the normalized per-dataset scores.
 
-    Pairs: every pair of models (default), every model against ``reference``
-    (model_b = reference), or the given ``pairs`` of (model_a, model_b). ``rope`` is
+    Pairs: every pair of models (default), ``reference`` against every other model
+    (model_a = reference, as in ``frequentist_comparison`` and evaluma: ``p_a_better`` is
+    then P(reference better)), or the given ``pairs`` of (model_a, model_b). ``rope`` is
     the half-width of the region of practical equivalence on the normalized scale
     (0.01 = 1 % of the normalization range). Reproducible with ``random_state``.
 
@@ -159,7 +160,8 @@ def bayesian_comparison(benchmark: Benchmark, rope: float = 0.01, reference: str
         Half-width of the region of practical equivalence, normalized scale, ≥ 0
         (default 0.01).
     reference : str or None
-        Compare every other model with this one (it is model_b); None compares all pairs.
+        Compare this model with every other one (it is model_a, so ``p_a_better`` is the
+        probability that the reference is better); None compares all pairs.
     pairs : list of (model_a, model_b) or None
         Only these pairs (not together with ``reference``).
     random_state : None, int or numpy Generator
@@ -201,7 +203,7 @@ def _pairs(benchmark: Benchmark, reference: str | None, pairs: Any) -> list[tupl
         raise ValueError("give either reference= or pairs=, not both")
     if reference is not None:
         check_model(benchmark, reference, "reference")
-        return [(m, reference) for m in models if m != reference]
+        return [(reference, m) for m in models if m != reference]
     if pairs is None:
         return list(combinations(models, 2))
     if isinstance(pairs, (str, bytes)) or not hasattr(pairs, "__iter__"):

@@ -1,0 +1,172 @@
+"""Native results formats: recognise TabArena's per-split results and the runners' table.
+
+A format fixes what the plain long format leaves to the column options:
+
+- ``"tabarena"``, TabArena's per-split results (columns ``method, dataset, fold,
+  metric_error, metric``, usually also ``time_train_s, time_infer_s, problem_type``):
+  models from ``method``, seeds from ``fold``, scores from ``metric_error``, which is an
+  error for every metric (lower is better, 0 best: 1 − AUC for ``roc_auc``).
+- ``"runners"``, the table of :mod:`arenalite.runner` and the WebGPU page (``model, dataset,
+  metric, score, seed, runner, total_ms, n_test``, …): seeds from ``seed``; scores in each
+  metric's registered direction; with rows of more than one runner, each model is named
+  ``"<model> @ <runner>"`` (unless already so named) so that a model's two runners rank
+  side by side.
+- ``"long"``: the plain long format, every column named by the options.
+
+Times, in any format, become per-row columns of the long table: ``time_train_s`` and
+``time_infer_s`` as given (or the runners' ``total_ms`` / 1000 as inference time), and
+``time_train_s_per_1K`` / ``time_infer_s_per_1K`` = time × 1000 / rows, as TabArena
+computes them (its rows are the dataset's ``n_samples_train_per_fold`` /
+``n_samples_test_per_fold``; here a column of that name, or ``n_train`` / ``n_test``).
+Per-1K columns already in the results are kept as given.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .params import is_number, plain
+
+FORMATS = ("long", "tabarena", "runners")
+TABARENA_COLUMNS = ("method", "dataset", "fold", "metric_error", "metric")
+RUNNER_COLUMNS = ("model", "dataset", "metric", "score", "seed", "runner", "total_ms", "n_test")
+TIME_COLUMNS = ("time_train_s", "time_infer_s", "time_train_s_per_1K", "time_infer_s_per_1K")
+ROW_COUNTS = {"train": ("n_samples_train_per_fold", "n_train"),
+              "infer": ("n_samples_test_per_fold", "n_test")}
+"""Columns that give the rows a time was measured on, in order of preference."""
+DEFAULTS = {
+    "tabarena": {"model": "method", "dataset": "dataset", "metric": "metric",
+                 "score": "metric_error", "seed": "fold"},
+    "runners": {"model": "model", "dataset": "dataset", "metric": "metric", "score": "score",
+                "seed": "seed"},
+}
+"""Each format's column for every column option still at its default."""
+
+
+@dataclass(frozen=True)
+class Recognised:
+    """What :func:`recognise` found: the format, its column defaults and its frame."""
+
+    name: str
+    columns: dict[str, str]
+    frame: pd.DataFrame
+    error_scores: bool
+    note: str | None
+    runners: bool = False
+    """Whether models were named ``"<model> @ <runner>"`` (rows of several runners)."""
+
+
+def recognise(df: pd.DataFrame, format: str | None) -> str:
+    """The format of ``df``: ``format`` when given, else found by its columns."""
+    if format is not None:
+        if format not in FORMATS:
+            raise ValueError(f"format must be one of {FORMATS!r} or None (recognise it by the "
+                             f"columns), got {format!r}")
+        return format
+    present = set(df.columns)
+    if present.issuperset(TABARENA_COLUMNS):
+        return "tabarena"
+    if present.issuperset(RUNNER_COLUMNS):
+        return "runners"
+    return "long"
+
+
+def apply_format(df: pd.DataFrame, name: str, given: dict[str, str | None]) -> Recognised:
+    """The column options of format ``name`` (those the user gave win) and its frame.
+
+    ``given`` maps each column option to the user's value, None where it was left at
+    its default.
+    """
+    if name == "long":
+        return Recognised(name, {k: v for k, v in given.items() if v is not None}, df, False,
+                          None)
+    columns = {k: given[k] or default for k, default in DEFAULTS[name].items()}
+    frame = df
+    runners: list[str] = []
+    if name == "runners" and "runner" in df.columns:
+        runners = sorted(str(r) for r in pd.unique(df["runner"].dropna()))
+        if len(runners) > 1:
+            model = columns["model"]
+            if model in df.columns:
+                names, suffix = df[model].astype(str), " @ " + df["runner"].astype(str)
+                named = np.fromiter((n.endswith(s) for n, s in zip(names, suffix, strict=True)),
+                                    dtype=bool, count=len(names))
+                frame = df.assign(**{model: names.where(named, names + suffix)})
+    error_scores = name == "tabarena" and columns["score"].startswith("metric_error")
+    if name == "tabarena":
+        what = ("scores from 'metric_error', lower is better for every metric" if error_scores
+                else f"scores from {columns['score']!r}")
+        note = (f"recognised TabArena's per-split results: models from {columns['model']!r}, "
+                f"seeds from {columns['seed']!r}, {what}{_times_note(frame)}")
+    else:
+        both = (f"; rows of runners {runners!r} together, each model named '<model> @ <runner>'"
+                if len(runners) > 1 else "")
+        note = (f"recognised the runners' results table: seeds from {columns['seed']!r}"
+                f"{both}{_times_note(frame)}")
+    return Recognised(name, columns, frame, error_scores, note, runners=len(runners) > 1)
+
+
+def _times_note(df: pd.DataFrame) -> str:
+    found = [c for c in ("time_train_s", "time_infer_s", "total_ms") if c in df.columns]
+    return f"; times kept ({', '.join(found)})" if found else ""
+
+
+def time_columns(df: pd.DataFrame) -> dict[str, pd.Series]:
+    """The per-row time columns the results carry (module doc), checked and computed."""
+    out: dict[str, pd.Series] = {}
+    for column in ("time_train_s", "time_infer_s"):
+        if column in df.columns:
+            out[column] = _times(df[column], column)
+    if "time_infer_s" not in out and "total_ms" in df.columns:
+        out["time_infer_s"] = _times(df["total_ms"], "total_ms") / 1000.0
+    for kind in ("train", "infer"):
+        seconds, per_1k = f"time_{kind}_s", f"time_{kind}_s_per_1K"
+        if per_1k in df.columns:
+            out[per_1k] = _times(df[per_1k], per_1k)
+            continue
+        rows = next((c for c in ROW_COUNTS[kind] if c in df.columns), None)
+        if seconds in out and rows is not None:
+            out[per_1k] = out[seconds] * 1000.0 / _rows(df[rows], rows)
+    return out
+
+
+def _numbers(values: pd.Series, column: str, what: str) -> np.ndarray:
+    """The column as floats; a ValueError names the first cell that is not a number (text
+    and booleans are not, even "1.5": nothing is coerced)."""
+    if pd.api.types.is_bool_dtype(values.dtype):
+        bad = np.ones(len(values), dtype=bool)
+    elif pd.api.types.is_numeric_dtype(values.dtype):
+        bad = np.zeros(len(values), dtype=bool)
+    else:
+        bad = ~np.fromiter((is_number(v) for v in values.to_numpy(dtype=object)), dtype=bool,
+                           count=len(values))
+    if bad.any():
+        row = values.index[bad.argmax()]
+        raise ValueError(f"column {column!r} holds {what}, but has the non-numeric value "
+                         f"{plain(values[row])!r} in row {plain(row)!r}")
+    return values.to_numpy(dtype=float)
+
+
+def _times(values: pd.Series, column: str) -> pd.Series:
+    """A time column as float seconds (or ms): finite and ≥ 0, else a ValueError."""
+    numbers = _numbers(values, column, "times")
+    bad = ~np.isfinite(numbers) | (numbers < 0)
+    if bad.any():
+        row = values.index[bad.argmax()]
+        raise ValueError(f"column {column!r} has the time {plain(values[row])!r} in row "
+                         f"{plain(row)!r}; times must be finite numbers >= 0")
+    return pd.Series(numbers, index=values.index)
+
+
+def _rows(values: pd.Series, column: str) -> np.ndarray:
+    """A row-count column: finite and > 0, else a ValueError."""
+    numbers = _numbers(values, column, "row counts")
+    bad = ~np.isfinite(numbers) | (numbers <= 0)
+    if bad.any():
+        row = values.index[bad.argmax()]
+        raise ValueError(f"column {column!r} has the row count {plain(values[row])!r} in row "
+                         f"{plain(row)!r}; per-1K times need row counts > 0")
+    return numbers
