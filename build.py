@@ -420,16 +420,27 @@ def jupyter_lite_build(out: Path) -> None:
     print(f"[build]   done ({time.perf_counter() - start:.1f}s)")
 
 
+#: the demo's load options (README's quick start): per metric the raw scores that normalize to
+#: 0 and 1, so the build passes bounds and warns about none it was not given
+DEMO_OPTIONS = {"seed": "seed",
+                "metric_type_bounds": {"roc_auc": [0.5, 1.0], "rmse": [0.0, "knn-1"],
+                                       "log_loss": [0.0, "knn-1"]}}
+
+
 def build_report(out: Path, n_bootstrap: int) -> None:
+    """The demo report, linking the site's WebGPU page (a report outside the site does not)."""
     start = step(f"analysing {DEMO.relative_to(ROOT)}")
     import matplotlib
 
     matplotlib.use("Agg")
     from arenalite.cli import main as cli_main
 
-    code = cli_main(["report", str(DEMO), "--output", str(out), "--metric-col", "metric",
-                     "--score-col", "score", "--seed-col", "seed",
-                     "--n-bootstrap", str(n_bootstrap)])
+    with tempfile.TemporaryDirectory(prefix="arenalite-report-") as work:
+        config = Path(work) / "demo.json"
+        config.write_text(json.dumps(DEMO_OPTIONS), encoding="utf-8")
+        code = cli_main(["report", str(DEMO), "--output", str(out), "--config", str(config),
+                         "--n-bootstrap", str(n_bootstrap),
+                         "--webgpu-link", "../webgpu/index.html"])
     if code != 0:
         raise SystemExit(f"build: report failed with exit code {code}")
     print(f"[build]   report written ({time.perf_counter() - start:.1f}s)")
