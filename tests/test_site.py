@@ -248,7 +248,7 @@ def served(site: tuple[Path, str]) -> Iterator[str]:
     """The built site on 127.0.0.1 through build.py's own server (a free port)."""
     from browser_harness import serving
 
-    with serving(build.make_server(site[0], 0, quiet=True)) as url:
+    with serving(build.make_server(site[0], 0)) as url:
         yield url
 
 
