@@ -13,7 +13,8 @@ and vendored too, so one online build gives a fully offline site; ``--pyodide-di
 full Pyodide distribution) is another source. When neither has them, the site loads them
 from the CDN at run time; the build warns and writes that mode into ``arenalite-site.json``
 at the site root, where the notebooks' first cell reads it.
-``python build.py serve`` builds, then serves the site on 127.0.0.1 (``--port``, 8000).
+``python build.py serve`` builds, then serves the site on 127.0.0.1 (``--port``, 8000),
+quietly (``--verbose`` logs every request).
 ``python build.py fetch`` only downloads what the build needs into ``build/site-cache/``;
 ``--offline`` builds from that cache and never touches the network.
 """
@@ -420,16 +421,27 @@ def jupyter_lite_build(out: Path) -> None:
     print(f"[build]   done ({time.perf_counter() - start:.1f}s)")
 
 
+#: the demo's load options (README's quick start): per metric the raw scores that normalize to
+#: 0 and 1, so the build passes bounds and warns about none it was not given
+DEMO_OPTIONS = {"seed": "seed",
+                "metric_type_bounds": {"roc_auc": [0.5, 1.0], "rmse": [0.0, "knn-1"],
+                                       "log_loss": [0.0, "knn-1"]}}
+
+
 def build_report(out: Path, n_bootstrap: int) -> None:
+    """The demo report, linking the site's WebGPU page (a report outside the site does not)."""
     start = step(f"analysing {DEMO.relative_to(ROOT)}")
     import matplotlib
 
     matplotlib.use("Agg")
     from arenalite.cli import main as cli_main
 
-    code = cli_main(["report", str(DEMO), "--output", str(out), "--metric-col", "metric",
-                     "--score-col", "score", "--seed-col", "seed",
-                     "--n-bootstrap", str(n_bootstrap)])
+    with tempfile.TemporaryDirectory(prefix="arenalite-report-") as work:
+        config = Path(work) / "demo.json"
+        config.write_text(json.dumps(DEMO_OPTIONS), encoding="utf-8")
+        code = cli_main(["report", str(DEMO), "--output", str(out), "--config", str(config),
+                         "--n-bootstrap", str(n_bootstrap),
+                         "--webgpu-link", "../webgpu/index.html"])
     if code != 0:
         raise SystemExit(f"build: report failed with exit code {code}")
     print(f"[build]   report written ({time.perf_counter() - start:.1f}s)")
@@ -518,7 +530,8 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
 
 
 class QuietSiteHandler(SiteHandler):
-    """SiteHandler without the per-request log lines (for tests)."""
+    """SiteHandler that logs no request (a short visit makes about 2,000); errors of the
+    server itself still reach stderr through ``SiteServer.handle_error``."""
 
     def log_message(self, format: str, *args: object) -> None:
         pass
@@ -532,18 +545,19 @@ class SiteServer(http.server.ThreadingHTTPServer):
             super().handle_error(request, client_address)
 
 
-def make_server(directory: Path, port: int,
-                quiet: bool = False) -> http.server.ThreadingHTTPServer:
-    """A threading HTTP server for ``directory`` on 127.0.0.1:``port`` (0: a free port)."""
-    handler = functools.partial(QuietSiteHandler if quiet else SiteHandler,
+def make_server(directory: Path, port: int, *,
+                verbose: bool = False) -> http.server.ThreadingHTTPServer:
+    """A threading HTTP server for ``directory`` on 127.0.0.1:``port`` (0: a free port),
+    quiet unless ``verbose`` (one log line per request, as ``serve --verbose`` asks)."""
+    handler = functools.partial(SiteHandler if verbose else QuietSiteHandler,
                                 directory=str(directory))
     return SiteServer(("127.0.0.1", port), handler)
 
 
-def open_port(site: Path, port: int) -> http.server.ThreadingHTTPServer:
+def open_port(site: Path, port: int, verbose: bool = False) -> http.server.ThreadingHTTPServer:
     """Bind 127.0.0.1:``port`` for ``site`` now, so a busy port fails before a long build."""
     try:
-        return make_server(site, port)
+        return make_server(site, port, verbose=verbose)
     except OSError as error:
         raise SystemExit(f"build: cannot serve on 127.0.0.1:{port} ({error.strerror}); "
                          "pass --port N for another port (0 picks a free one)") from None
@@ -562,7 +576,8 @@ def serve(server: http.server.ThreadingHTTPServer, site: Path) -> None:
             print("\n[build] stopped")
 
 
-def main(argv: list[str] | None = None) -> None:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line of build.py."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("command", nargs="?", choices=["build", "serve", "fetch"],
                         default="build")
@@ -581,12 +596,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--kernel-only", action="store_true",
                         help="with `fetch`: only what the kernel boots with (Pyodide's core, "
                         "pure-Python wheels), not numpy/pandas/matplotlib/scipy from the CDN")
-    args = parser.parse_args(argv)
+    parser.add_argument("--verbose", action="store_true",
+                        help="with `serve`: log every request (default: quiet)")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
     cdn = args.pyodide_cdn.rstrip("/") + "/"
     if args.command == "fetch":
         fetch_all(cdn, kernel_only=args.kernel_only)
         return
-    server = open_port(args.output.resolve(), args.port) if args.command == "serve" else None
+    server = (open_port(args.output.resolve(), args.port, args.verbose)
+              if args.command == "serve" else None)
     out = build_site(args.output.resolve(), pyodide_dist=args.pyodide_dist,
                      offline=args.offline, n_bootstrap=args.n_bootstrap, cdn=cdn)
     if server is not None:

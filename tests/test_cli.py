@@ -4,6 +4,7 @@ mistake ends with ``arenalite: error: <message>`` and exit status 2, never a tra
 from __future__ import annotations
 
 import json
+import re
 import struct
 import subprocess
 import sys
@@ -135,11 +136,38 @@ def test_read_config_json_and_yaml(tmp_path):
                               "metric_direction": {"d": "min"}}
 
 
-def test_nested_yaml_is_rejected_with_line_number(tmp_path):
+def test_yaml_block_mappings_and_lists_are_read(tmp_path):
+    """The docs say YAML: a key alone on its line with indented key: value or - item lines
+    (one level, what metric_type_bounds and metric_direction need) is read as YAML reads it."""
     y = tmp_path / "c.yaml"
-    y.write_text("metric_direction:\n  d: min\n")
-    with pytest.raises(ValueError, match="line 2"):
+    y.write_text("seed: seed  # the split column\nmetric_type_bounds:\n  roc_auc: [0.5, 1.0]\n"
+                 "  rmse: [0, \"knn-1\"]\nmetric_direction:\n  'd 1': min\nextra:\n  - 1\n"
+                 "  - two\n")
+    assert read_config(y) == {"seed": "seed",
+                              "metric_type_bounds": {"roc_auc": [0.5, 1.0], "rmse": [0, "knn-1"]},
+                              "metric_direction": {"d 1": "min"}, "extra": [1, "two"]}
+
+
+@pytest.mark.parametrize("text, where", [
+    ("seed: seed\n  d: min\n", "line 2, column 1: indented line without a key"),
+    ("seed: seed\nmetric_type_bounds: {\"rmse\": [0, 1}\n", "line 2, column 35: not a valid "
+                                                           "flow value"),
+    ("seed: seed\njust text\n", "line 2, column 1: expected 'key: value'"),
+    ("seed: a\nseed: b\n", "line 2, column 1: 'seed' is set twice"),
+])
+def test_broken_yaml_config_names_file_line_and_column(tmp_path, text, where):
+    y = tmp_path / "c.yaml"
+    y.write_text(text)
+    with pytest.raises(ValueError, match=f"config {re.escape(str(y))}, {re.escape(where)}"):
         read_config(y)
+
+
+def test_broken_json_config_names_file_line_and_column(tmp_path, seeded_csv, capsys):
+    j = tmp_path / "c.json"
+    j.write_text('{"seed": "seed",\n "norm_ref_low": 0,,\n}')
+    line = fails(["aggregate", str(seeded_csv), "--config", str(j), "-o", str(tmp_path)], capsys)
+    assert line == (f"arenalite: error: config {j}, line 2, column 20: not valid JSON: "
+                    "Expecting property name enclosed in double quotes")
 
 
 # ---- user mistakes: exit 2, one line, no traceback -------------------------------------
@@ -297,7 +325,9 @@ def test_report_writes_self_contained_html(tmp_path, seeded_csv):
     assert "Datasets and their normalization" in page and "normalized 0 at" in page
     assert '<a href="profiles.csv">profiles.csv</a>' in page and (out / "profiles_aup.csv").exists()
     assert "e-16" not in page and "e-17" not in page
-    assert '<td class="text" style="text-align:left">A</td>' in page
+    assert '<td class="t">A</td>' in page and "<script>" in page
+    assert str(tmp_path) not in page and "Results: results.csv" in page
+    assert "webgpu" not in page.lower()  # outside the site there is no WebGPU page to link
 
 
 def test_parse_model_options():
@@ -534,3 +564,84 @@ def test_report_shows_the_pareto_figure(tmp_path):
     page = (out / "report.html").read_text()
     assert 'alt="leaderboard_pareto figure"' in page
     assert (out / "leaderboard_pareto.png").exists() and (out / "iqm.csv").exists()
+# ---- messages that name the culprit and the fix (issue 20) ---------------------------
+def test_latin1_file_names_the_file_and_the_encoding_option(tmp_path, seeded, capsys):
+    path = tmp_path / "latin.csv"
+    seeded.assign(model=seeded["model"] + "é").to_csv(path, index=False, encoding="latin-1")
+    line = fails(["aggregate", str(path), "--seed-col", "seed", *FIXED, "-o", str(tmp_path)],
+                 capsys)
+    assert line.startswith(f"arenalite: error: {str(path)!r} is not utf-8 text (byte 0xe9 at ")
+    assert line.endswith("pass the file's encoding with --encoding <name>, e.g. latin-1 or cp1252")
+    out = tmp_path / "out"
+    assert main(["aggregate", str(path), "--seed-col", "seed", *FIXED, "--encoding", "latin-1",
+                 "-o", str(out)]) == 0
+    assert pd.read_csv(out / "aggregate.csv")["model"].str.endswith("é").all()
+
+
+def test_semicolon_file_is_read_by_its_separator_and_others_get_the_sep_hint(
+        tmp_path, seeded, capsys):
+    semi = tmp_path / "semi.csv"
+    seeded.to_csv(semi, index=False, sep=";")
+    out = tmp_path / "out"
+    assert main(["aggregate", str(semi), "--seed-col", "seed", *FIXED, "-o", str(out)]) == 0
+    colon = tmp_path / "colon.csv"
+    seeded.to_csv(colon, index=False, sep=":")
+    line = fails(["aggregate", str(colon), "--seed-col", "seed", *FIXED, "-o", str(tmp_path)],
+                 capsys)
+    assert line == (f"arenalite: error: {str(colon)!r} reads as one column, "
+                    f"{':'.join(seeded.columns)!r}: its separator is not ','; pass it with "
+                    "--sep <character>, e.g. ';' or a tab")
+    assert main(["aggregate", str(colon), "--sep", ":", "--seed-col", "seed", *FIXED,
+                 "-o", str(out)]) == 0
+
+
+def test_a_directory_is_named_as_a_directory(tmp_path, seeded_csv, capsys):
+    line = fails(["aggregate", str(tmp_path), "-o", str(tmp_path / "out")], capsys)
+    assert line == (f"arenalite: error: results file {str(tmp_path)!r} is a directory, not a "
+                    "CSV file (it holds results.csv)")
+    line = fails(["aggregate", str(seeded_csv), "--config", str(tmp_path), "-o",
+                  str(tmp_path / "out")], capsys)
+    assert line == (f"arenalite: error: config file {str(tmp_path)!r} (--config) is a directory, "
+                    "not a file")
+
+
+def test_a_typo_in_metric_type_bounds_lists_the_known_names(tmp_path, seeded_csv, capsys):
+    config = tmp_path / "c.yaml"
+    config.write_text("metric_type_bounds:\n  acuracy: [0, 1]\n")
+    line = fails(["aggregate", str(seeded_csv), "--seed-col", "seed", "--config", str(config),
+                  "-o", str(tmp_path)], capsys)
+    assert line.startswith("arenalite: error: metric_type_bounds names metric(s) ['acuracy'] "
+                           "that are neither in the data nor registered; metrics in the data: "
+                           "['accuracy']; registered: [")
+    assert "'roc_auc'" in line
+
+
+def test_each_warning_is_printed_once(tmp_path, seeded_csv, capsys):
+    """The leaderboard and Elo resample the same data and warn alike: one line."""
+    from arenalite.cli import warning_printer
+
+    lines: list[str] = []
+    show = warning_printer(lines.append)
+    for _ in range(2):
+        show(UserWarning("norm_ref_low and norm_ref_high not given"), UserWarning, "f.py", 1)
+    show(UserWarning("n_bootstrap too small"), UserWarning, "f.py", 2)
+    assert lines == ["arenalite: warning: --norm-ref-low and --norm-ref-high not given",
+                     "arenalite: warning: --n-bootstrap too small"]
+    assert main(["report", str(seeded_csv), "--seed-col", "seed", "--n-bootstrap", "20",
+                 "-o", str(tmp_path / "out")]) == 0
+    err = capsys.readouterr().err.splitlines()
+    warned = [line for line in err if line.startswith("arenalite: warning:")]
+    assert warned and len(warned) == len(set(warned)), warned
+
+
+def test_site_build_report_warns_about_nothing_the_user_did_not_do(tmp_path, capsys):
+    """build.py's demo report gives the bounds the README gives: no --norm-ref-* warning."""
+    from browser_harness import site_build
+
+    site_build().build_report(tmp_path / "report", 20)
+    err = capsys.readouterr().err
+    warned = [line for line in err.splitlines() if "warning" in line]
+    assert "--norm-ref" not in err and len(warned) == len(set(warned)) <= 1, err
+    page = (tmp_path / "report" / "report.html").read_text()
+    assert '<a href="../webgpu/index.html">WebGPU timing page</a>' in page
+    assert str(Path(__file__).resolve().parents[1]) not in page

@@ -605,3 +605,27 @@ def test_models_that_never_share_a_seed_all_rate_1000():
         res = load(pd.DataFrame(rows), seed="seed").elo_ranking(n_bootstrap=10, random_state=0)
     assert np.allclose(res.table[["ELO", "CI_low", "CI_high"]].to_numpy(), 1000.0)
     assert res.params["regularized"]
+
+
+def test_joint_ranking_with_tie_threshold_raises_no_numpy_warning():
+    """Notebook 06's call: two runners' copies of each model, scores within the parity
+    tolerance, ranked together with tie_threshold. No floating-point warning may leak (every
+    divide, invalid and overflow made an error here, so a locally unsilenced one fails)."""
+    from pathlib import Path
+
+    import arenalite
+
+    web = pd.read_csv(Path(__file__).resolve().parents[1] / "content"
+                      / "webgpu_results_example.csv")
+    rng = np.random.default_rng(0)
+    python = web.assign(runner="python", score=web["score"] + rng.uniform(-5e-5, 5e-5, len(web)))
+    both = pd.concat([web, python]).assign(model=lambda d: d["model"] + " @ " + d["runner"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)   # the normalization and bootstrap notes
+        warnings.simplefilter("error", RuntimeWarning)
+        bench = arenalite.load_df(both, seed="seed")
+        with np.errstate(divide="raise", invalid="raise", over="raise"):
+            for threshold in (1e-4, 0.0):
+                table = bench.elo_ranking(n_bootstrap=100, random_state=0,
+                                          tie_threshold=threshold).table
+                assert np.isfinite(table[["ELO", "CI_low", "CI_high"]].to_numpy()).all()

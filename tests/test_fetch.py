@@ -165,7 +165,7 @@ def test_fetch_vendor_and_rerun(cdn: Cdn, cache: Path,
     assert "(6/6)" in out.out                              # one progress line per file
 
     lock = json.loads((vendored / "pyodide-lock.json").read_text())
-    with serving(build.make_server(vendored, 0, quiet=True)) as site:
+    with serving(build.make_server(vendored, 0)) as site:
         for key in NUMERIC + ["micropip", "ipython", "jedi", "six"]:
             e = lock["packages"][key]
             assert "/" not in e["file_name"], f"{key} still points at {e['file_name']}"

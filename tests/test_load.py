@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -396,3 +397,74 @@ def test_condition_label_missing_names_row():
 def test_exported_names():
     for name in ("load_df", "load_csv", "Benchmark", "BenchmarkGroup", "register_metric"):
         assert hasattr(arenalite, name)
+
+
+# ---- messages that name the culprit and the fix (issue 20) ---------------------------
+def test_load_csv_shows_its_real_parameters():
+    import inspect
+    import pydoc
+
+    names = list(inspect.signature(load_csv).parameters)
+    assert names == ["path", "encoding", "sep", "model", "dataset", "metric", "score", "seed",
+                     "metric_type_bounds", "norm_ref_low", "norm_ref_high", "metric_direction",
+                     "drop_incomplete", "condition_col"]
+    text = pydoc.render_doc(load_csv, renderer=pydoc.plaintext)
+    assert "**kwargs" not in text
+    assert all(f"{name}:" in text for name in names[1:])
+
+
+def test_load_csv_wrong_encoding_names_the_file_and_encoding_option(tmp_path, four_models):
+    path = tmp_path / "latin.csv"
+    four_models.assign(model=four_models["model"] + "ü").to_csv(path, index=False,
+                                                                encoding="latin-1")
+    with pytest.raises(ValueError, match=rf"{re.escape(repr(str(path)))} is not utf-8 text "
+                                         r"\(byte 0xfc at position \d+\); pass the file's "
+                                         r"encoding with encoding=<name>"):
+        load_csv(path, **FIXED)
+    bench = load_csv(path, encoding="latin-1", **FIXED)
+    assert all(m.endswith("ü") for m in bench.models_)
+    with pytest.raises(ValueError, match="encoding='nope' is not a text encoding"):
+        load_csv(path, encoding="nope", **FIXED)
+
+
+@pytest.mark.parametrize("sep", [";", "\t", "|"])
+def test_load_csv_reads_a_file_by_the_one_separator_its_header_holds(tmp_path, four_models, sep):
+    path = tmp_path / "t.csv"
+    four_models.to_csv(path, index=False, sep=sep)
+    assert load_csv(path, **FIXED).scores_.equals(load_df(four_models, **FIXED).scores_)
+
+
+def test_load_csv_one_column_file_says_sep(tmp_path, four_models):
+    path = tmp_path / "t.csv"
+    four_models.to_csv(path, index=False, sep=" ")
+    with pytest.raises(ValueError, match=r"reads as one column, .*: its separator is not ','; "
+                                         r"pass it with sep=<character>"):
+        load_csv(path, **FIXED)
+    assert load_csv(path, sep=" ", **FIXED).scores_.equals(load_df(four_models, **FIXED).scores_)
+
+
+def test_load_csv_directory_is_named_as_one(tmp_path, four_models):
+    four_models.to_csv(tmp_path / "scores.csv", index=False)
+    with pytest.raises(ValueError, match=rf"{re.escape(repr(str(tmp_path)))} is a directory, "
+                                         r"not a CSV file \(it holds scores.csv\)"):
+        load_csv(tmp_path, **FIXED)
+
+
+def test_unknown_metric_type_bounds_key_is_rejected_with_the_known_names():
+    with pytest.raises(ValueError, match=r"metric_type_bounds names metric\(s\) \['acuracy'\] that "
+                                         r"are neither in the data nor registered; metrics in "
+                                         r"the data: \['accuracy'\]; registered: \[.*'rmse'"):
+        load_df(small(), metric_type_bounds={"acuracy": (0, 1), "rmse": (0, 5)})
+
+
+def test_wide_table_gets_a_hint_to_melt_it():
+    wide = pd.DataFrame({"model": ["A", "B"], "iris": [0.9, 0.8], "wine": [0.7, 0.75],
+                         "adult": [0.6, 0.65]})
+    with pytest.raises(ValueError, match=r"column 'dataset' \(given as dataset=\) not found .*"
+                                         r"This looks like a wide table \(a column of scores per "
+                                         r"dataset: 'iris', 'wine', 'adult'\); .*Melt it first: "
+                                         r"df.melt\(id_vars=\['model'\], var_name='dataset', "
+                                         r"value_name='score'\), then add a 'metric' column"):
+        load_df(wide)
+    long = wide.melt(id_vars=["model"], var_name="dataset", value_name="score")
+    assert load_df(long.assign(metric="accuracy"), **FIXED).scores_.shape == (2, 3)

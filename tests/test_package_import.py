@@ -100,3 +100,36 @@ def test_missing_numeric_message_says_from_where_and_both_fixes(site, where) -> 
     assert where in message
     assert "open the site while online" in message
     assert "`python build.py fetch`" in message and "`--pyodide-dist DIR`" in message
+
+
+@pytest.mark.needs_processes
+def test_first_numeric_use_without_numpy_raises_the_clear_error() -> None:
+    """``import arenalite`` then ``arenalite.load_csv`` in a kernel without the numeric
+    packages: NumericPackagesMissing (an ImportError) with the fix, in CPython the pip line,
+    in a browser kernel (sys.platform emscripten) require_numeric's own message."""
+    out = run_python(BLOCK_NUMERIC + """
+import json
+import arenalite
+
+def first_use(name):
+    try:
+        getattr(arenalite, name)
+    except ImportError as exc:
+        return [type(exc).__name__, str(exc)]
+
+cpython = first_use("load_csv")
+sys.platform = "emscripten"
+browser_kernel = first_use("datasets")
+print(json.dumps({"cpython": cpython, "browser": browser_kernel}))
+""")
+    assert out["cpython"][0] == "NumericPackagesMissing"
+    assert out["cpython"][1].startswith("numpy, pandas, matplotlib, scipy could not be imported")
+    assert out["cpython"][1].endswith("pip install numpy pandas matplotlib scipy")
+    assert out["browser"] == ["NumericPackagesMissing",
+                              browser.missing_numeric_message(list(browser.NUMERIC), None)]
+
+
+def test_other_missing_modules_are_left_alone() -> None:
+    assert browser.numeric_missing(ModuleNotFoundError("No module named 'x'", name="x")) is None
+    error = browser.numeric_missing(ModuleNotFoundError("No module named 'numpy.linalg'"))
+    assert isinstance(error, browser.NumericPackagesMissing)

@@ -248,7 +248,7 @@ def served(site: tuple[Path, str]) -> Iterator[str]:
     """The built site on 127.0.0.1 through build.py's own server (a free port)."""
     from browser_harness import serving
 
-    with serving(build.make_server(site[0], 0, quiet=True)) as url:
+    with serving(build.make_server(site[0], 0)) as url:
         yield url
 
 
@@ -263,6 +263,13 @@ def test_server_sends_module_and_wasm_types(served: str) -> None:
 INSTALL_NO_DEPS = ('import piplite\nawait piplite.install("arenalite", deps=False)\n'
                    'import importlib.metadata as md\nprint("installed arenalite", '
                    'md.version("arenalite"))')
+
+# The REPL's first numeric use of arenalite in this kernel (no numeric packages here).
+FIRST_NUMERIC_USE = """import arenalite
+try:
+    arenalite.load_csv
+except ImportError as exc:
+    print("first use:", type(exc).__name__ + ":", exc)"""
 
 # From the kernel's Web Worker: the bridge's ES modules and WebGPU, then one kNN call with
 # plain Python lists (no numpy in this kernel: it is not on this machine).
@@ -343,7 +350,8 @@ def repl(pw: Any, served: str) -> Iterator[Repl]:
 
     bridge_code = BRIDGE_FROM_KERNEL % (sum(KNN_TRAIN, []), KNN_Y, sum(KNN_TEST, []))
     url = (served + "/repl/index.html?kernel=python&code=print(6*7)"
-           + "".join("&code=" + urllib.parse.quote(c) for c in (INSTALL_NO_DEPS, bridge_code)))
+           + "".join("&code=" + urllib.parse.quote(c)
+                     for c in (INSTALL_NO_DEPS, bridge_code, FIRST_NUMERIC_USE)))
     requests: list[str] = []
     console: list[str] = []
     with chromium(pw, served, webgpu=True) as browser:
@@ -391,6 +399,21 @@ def test_kernel_worker_calls_the_webgpu_bridge_without_numpy(repl: Repl) -> None
     assert repl.page.evaluate(output_line("numpy imported:")) == "numpy imported: False"
     assert any("/webgpu_bridge/src/index.js" in u for u in repl.requests)
     assert repl.browser.blocked == []
+
+
+@pytest.mark.browser
+def test_repl_first_numeric_use_says_why_numpy_is_missing(repl: Repl, site: tuple[Path, str]
+                                                          ) -> None:
+    """``%pip install arenalite`` succeeds in a kernel that could not load numpy; the first
+    ``arenalite.load_csv`` then raises require_numeric's clear message, not a bare
+    ``No module named 'numpy'``."""
+    from arenalite import browser as arenalite_browser
+
+    mode = json.loads((site[0] / build.SITE_INFO).read_text())
+    expected = arenalite_browser.missing_numeric_message(list(build.NUMERIC), mode)
+    repl.wait_for(output_line("first use:"), 180_000)
+    shown = repl.page.evaluate(output_line("first use:"))
+    assert shown == f"first use: NumericPackagesMissing: {expected}", shown
 
 
 @pytest.mark.browser

@@ -51,7 +51,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def served(site: Path) -> Iterator[str]:
-    with serving(build.make_server(site, 0, quiet=True)) as url:
+    with serving(build.make_server(site, 0)) as url:
         yield url
 
 
@@ -98,9 +98,10 @@ def test_page_is_linked_from_the_landing_page_notebook_06_and_the_report(site: P
                                "data-jupyter-lite-root": "."}]
     notebook = (ROOT / "content" / "06_splits_and_webgpu.ipynb").read_text()
     assert "webgpu/index.html" in notebook
-    from arenalite.report import WEBGPU_LINK
-
-    assert 'href="../webgpu/index.html"' in WEBGPU_LINK   # report/report.html → webgpu/
+    # the site's report/report.html links webgpu/ (build.py passes the link; a report
+    # written elsewhere has no such page and no link: test_cli)
+    assert build.build_report.__doc__ and '"--webgpu-link", "../webgpu/index.html"' in (
+        (ROOT / "build.py").read_text())
 
 
 def python_results(site: Path) -> pd.DataFrame:
@@ -126,6 +127,11 @@ def test_page_runs_models_and_downloads_the_runner_table(site: Path, served: str
         page.goto(served + "/webgpu/index.html")
         page.wait_for_selector("body[data-state=ready]")
         description = page.inner_text("#adapter-description")
+        fields = page.eval_on_selector_all(
+            "#adapter dd", "ds => ds.map(d => [d.hidden, d.previousElementSibling.hidden, "
+                           "d.textContent])")
+        assert all(dd_hidden == dt_hidden and (dd_hidden or text)
+                   for dd_hidden, dt_hidden, text in fields), fields
         for name in datasets.names():
             page.set_checked(f"#ds-{name}", name in RUN)
         page.fill("#n-splits", str(N_SPLITS))
@@ -183,7 +189,9 @@ def unavailable_page(browser, url: str, init_script: str | None = None) -> dict:
     page.wait_for_selector("body[data-state=unavailable]", timeout=20_000)
     shown = {"seconds": time.monotonic() - start, "reason": page.inner_text("#no-webgpu-reason"),
              "advice": page.inner_text("#no-webgpu"), "run_disabled": page.is_disabled("#run"),
-             "listed": page.locator("#dataset-rows input[type=checkbox]").count()}
+             "listed": page.locator("#dataset-rows input[type=checkbox]").count(),
+             "adapter_shown": page.is_visible("#adapter") or page.locator(
+                 "#adapter dt:visible").count() > 0}
     page.close()
     return shown
 
@@ -203,6 +211,7 @@ def test_page_without_webgpu_says_why_and_what_to_try(served: str) -> None:
         assert shown["reason"].startswith("WebGPU is not available")
         assert "--enable-unsafe-webgpu" in shown["advice"]
         assert shown["run_disabled"] and shown["listed"] == len(datasets.names())
+        assert not shown["adapter_shown"]  # no empty adapter labels left on screen
     assert blocked == []
 
 
@@ -247,9 +256,124 @@ def test_landing_page_says_where_the_numeric_packages_come_from(site: Path, serv
             page.wait_for_selector("#site-mode:not([hidden])")
             text = page.inner_text("#site-mode")
             assert "https://cdn.example/full/" in text and "build.py fetch" in text
+            assert "REPL work offline" not in text
+            cards = page.inner_text("ul")
+            assert "nothing to install" not in cards.lower()
+            assert page.inner_text("#notebooks-mode").startswith("They need the network")
+            assert "needs the network" in page.inner_text("#repl-mode")
             info.write_text(json.dumps({"numeric": "vendored", "cdn": "unused"}))
             page.reload()
             page.wait_for_selector("#site-mode:not([hidden])")
             assert page.inner_text("#site-mode").startswith("Fully offline")
+            assert page.inner_text("#notebooks-mode").startswith("Nothing to install")
+            assert page.inner_text("#repl-mode").startswith("Works offline")
     finally:
         info.unlink(missing_ok=True)
+
+
+def only(page, dataset: str, model: str) -> None:
+    """Tick one dataset and one model in the form."""
+    for name in datasets.names():
+        page.set_checked(f"#ds-{name}", name == dataset)
+    for name in ("knn", "attention", "icl_transformer"):
+        page.set_checked(f"#use-{name}", name == model)
+
+
+@pytest.mark.browser
+def test_a_rerun_clears_old_results_and_download_until_it_ends(served: str, tmp_path: Path) -> None:
+    """A download mid-run once saved the previous run's rows: a run now starts with no results
+    on screen and Download disabled, and the CSV afterwards holds the new run only."""
+    with playwright_session() as p, chromium(p, served, webgpu=True) as browser:
+        page = browser.context.new_page()
+        page.set_default_timeout(120_000)
+        page.goto(served + "/webgpu/index.html")
+        page.wait_for_selector("body[data-state=ready]")
+        before = page.is_disabled("#download")
+        only(page, "iris", "knn")
+        page.fill("#n-splits", "1")
+        page.get_by_role("button", name="Run").click()
+        page.wait_for_selector("body[data-state=done]")
+        after_first = page.is_disabled("#download")
+        only(page, "wine", "knn")
+        # the click and the look happen in one task: nothing of the new run can end between them
+        at_start = page.evaluate("""() => {
+            document.getElementById("run").click();
+            return {download: document.getElementById("download").disabled,
+                    results: document.getElementById("results-section").hidden,
+                    rows: document.querySelectorAll("#results tr").length,
+                    state: document.body.dataset.state};
+        }""")
+        page.wait_for_function("document.getElementById('run').disabled === false")
+        page.wait_for_selector("body[data-state=done]")
+        with page.expect_download() as download:
+            page.get_by_role("button", name="Download results CSV").click()
+        csv = tmp_path / "rerun.csv"
+        download.value.save_as(csv)
+    assert before and not after_first
+    assert at_start == {"download": True, "results": True, "rows": 0, "state": "running"}
+    assert set(pd.read_csv(csv)["dataset"]) == {"wine"}
+
+
+@pytest.mark.browser
+def test_split_count_is_capped_with_a_visible_note(served: str) -> None:
+    """1e9 splits used to run all of them silently: the field is capped at what the files
+    hold, a note says so, and the run is set up for that count (not waited for: 60 splits
+    on a software adapter take minutes)."""
+    listing = {d["name"]: d for d in build_listing()}
+    with playwright_session() as p, chromium(p, served, webgpu=True) as browser:
+        page = browser.context.new_page()
+        page.set_default_timeout(120_000)
+        page.goto(served + "/webgpu/index.html")
+        page.wait_for_selector("body[data-state=ready]")
+        page.fill("#n-splits", "1e9")
+        page.dispatch_event("#n-splits", "change")
+        most = max(d["n_splits"] for d in listing.values())
+        capped, note = page.input_value("#n-splits"), page.inner_text("#splits-note")
+        visible = page.is_visible("#splits-note")
+        only(page, "iris", "knn")
+        page.fill("#n-splits", "1e9")             # no change event: the run itself caps it
+        page.get_by_role("button", name="Run").click()
+        page.wait_for_selector("body[data-state=running]")
+        bar_max = page.eval_on_selector("#progress progress", "b => b.max")  # all it will run
+        run_note = page.inner_text("#splits-note")
+    assert capped == str(most) and visible
+    assert note == (f"Capped at {most}: the chosen datasets' split files hold at most {most} "
+                    "splits each (you asked for 1,000,000,000).")
+    assert bar_max == listing["iris"]["n_splits"]
+    assert run_note.startswith(f"Capped at {listing['iris']['n_splits']}:")
+
+
+def build_listing() -> list[dict]:
+    """The datasets.json build.py writes (the same for every build of this checkout)."""
+    from arenalite import datasets as bundled
+
+    out = []
+    for name in bundled.names():
+        ds = bundled.load(name)
+        out.append({"name": name,
+                    "n_splits": len(splits.make_splits(ds.n_rows, ds.task, y=ds.y)["splits"])})
+    return out
+
+
+@pytest.mark.browser
+def test_site_server_is_quiet_unless_verbose(site: Path, capfd: pytest.CaptureFixture) -> None:
+    """A short visit makes dozens of requests: build.py's server logs none of them unless
+    ``serve --verbose`` asks (then one line each)."""
+    assert build.parse_args(["serve"]).verbose is False
+    assert build.parse_args(["serve", "--verbose"]).verbose is True
+    logged = {}
+    for verbose in (False, True):
+        capfd.readouterr()
+        server = build.make_server(site, 0, verbose=verbose)
+        with serving(server) as url, playwright_session() as p, \
+                chromium(p, url, webgpu=False) as browser:
+            page = browser.context.new_page()
+            page.goto(url + "/webgpu/index.html")
+            page.wait_for_selector("body[data-state=unavailable]", timeout=20_000)
+            page.goto(url + "/index.html")
+            page.close()
+        captured = capfd.readouterr()
+        logged[verbose] = [line for line in (captured.out + captured.err).splitlines()
+                           if '"GET ' in line]
+    assert logged[False] == []
+    assert len(logged[True]) >= 5 and any("/webgpu/app.js" in line for line in logged[True])

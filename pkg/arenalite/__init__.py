@@ -5,7 +5,8 @@ Data flows one way: load (:func:`load_df`) → normalize → method
 → plot (:mod:`arenalite.plots`). ``import arenalite`` itself imports nothing heavy: the
 public names and the submodules load on first use (PEP 562), so that
 ``from arenalite import browser`` works in a browser kernel that has no numpy yet and
-pandas, scipy and matplotlib are paid for only when used.
+pandas, scipy and matplotlib are paid for only when used. Where they are missing, the first
+name that needs them raises ``arenalite.browser.NumericPackagesMissing`` with the fix.
 """
 
 from __future__ import annotations
@@ -40,13 +41,28 @@ def _is_submodule(name: str) -> bool:
     return not name.startswith("_") and importlib.util.find_spec(f"{__name__}.{name}") is not None
 
 
+def _import(submodule: str) -> Any:
+    """``arenalite.<submodule>``; a missing numpy, pandas, matplotlib or scipy raises
+    :class:`arenalite.browser.NumericPackagesMissing` saying where they come from and how
+    to get them (in a browser kernel, the site's message), not a bare ModuleNotFoundError."""
+    try:
+        return importlib.import_module(f".{submodule}", __name__)
+    except ModuleNotFoundError as error:
+        from .browser import numeric_missing
+
+        clear = numeric_missing(error)
+        if clear is None:
+            raise
+        raise clear from error
+
+
 def __getattr__(name: str) -> Any:
     """A public name or a submodule (``arenalite.datasets``), imported on first use."""
     if name in _PUBLIC:
-        module = importlib.import_module(f".{_PUBLIC[name]}", __name__)
+        module = _import(_PUBLIC[name])
         value = module if _PUBLIC[name] == name else getattr(module, name)
     elif _is_submodule(name):
-        value = importlib.import_module(f".{name}", __name__)
+        value = _import(name)
     else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     globals()[name] = value

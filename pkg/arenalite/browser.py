@@ -17,7 +17,10 @@ the models are imported inside the functions that use them.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
+import re
+import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -52,6 +55,32 @@ def missing_numeric_message(missing: Sequence[str], site: Mapping[str, Any] | No
     return (f"{', '.join(missing)} could not be loaded {where}. Fix: open the site while "
             "online, or rebuild it online with `python build.py fetch` (or with "
             "`--pyodide-dist DIR`, a full Pyodide distribution) so that it carries them.")
+
+
+def numeric_missing(error: ModuleNotFoundError) -> NumericPackagesMissing | None:
+    """The clear error for ``error`` when it is one of the numeric packages missing (None
+    for any other module): in a browser kernel the site's message (where the packages come
+    from and the fixes), elsewhere how to install them. ``import arenalite`` raises it on
+    first numeric use, so a kernel where ``%pip install arenalite`` could not load numpy
+    says so instead of a bare ``No module named 'numpy'``."""
+    named = error.name or "".join(re.findall(r"No module named '([^']+)'", str(error))[:1])
+    name = named.split(".")[0]
+    if name not in NUMERIC:
+        return None
+    missing = [n for n in NUMERIC if _absent(n)] or [name]
+    if sys.platform == "emscripten":
+        return NumericPackagesMissing(missing_numeric_message(missing, site_info()))
+    return NumericPackagesMissing(f"{', '.join(missing)} could not be imported ({error}); "
+                                  f"arenalite needs {', '.join(NUMERIC)}: pip install "
+                                  f"{' '.join(missing)}")
+
+
+def _absent(name: str) -> bool:
+    """Whether the top-level module ``name`` cannot be found (nothing is imported)."""
+    try:
+        return importlib.util.find_spec(name) is None
+    except (ImportError, ValueError):
+        return True
 
 
 def site_info() -> dict[str, Any] | None:

@@ -35,8 +35,10 @@ from .report import METHODS, parse_formats, write_outputs, write_report, write_t
 LOAD_OPTIONS = ("model", "dataset", "metric", "score", "seed", "norm_ref_low", "norm_ref_high",
                 "drop_incomplete", "format")
 """load_df's options the CLI passes on (no condition_col: one run analyses one condition)."""
-CONFIG_OPTIONS = LOAD_OPTIONS + ("metric_direction", "metric_type_bounds")
-"""What a --config file may set: the load options and two that have no flag."""
+FILE_OPTIONS = ("encoding", "sep")
+"""load_csv's options for reading the file."""
+CONFIG_OPTIONS = LOAD_OPTIONS + FILE_OPTIONS + ("metric_direction", "metric_type_bounds")
+"""What a --config file may set: the load and file options and two that have no flag."""
 COLUMN_OPTIONS = ("model", "dataset", "metric", "score", "seed")
 CALIBRATED = ("leaderboard", "elo")
 """The commands (and report sections) whose Elo scale --calibration-model anchors."""
@@ -47,7 +49,7 @@ FLAGS = {
     "random_state": "--random-state", "candidate": "--candidate", "reference": "--reference",
     "margin": "--margin", "n_repeats": "--n-repeats", "n_folds": "--n-folds",
     "test_fraction": "--test-fraction", "calibration_model": "--calibration-model",
-    "calibration_elo": "--calibration-elo",
+    "calibration_elo": "--calibration-elo", "encoding": "--encoding", "sep": "--sep",
 }
 """Library keyword → the CLI flag that sets it (the one place messages are translated)."""
 USER_ERRORS = (ValueError, TypeError, OSError)
@@ -71,25 +73,104 @@ def flag_message(message: str) -> str:
 
 
 def read_config(path: str | Path) -> dict[str, Any]:
-    """Options from a JSON file or a flat ``key: value`` YAML file."""
+    """Options from a JSON file or a YAML file of ``key: value`` lines.
+
+    The YAML read is the subset a load configuration needs, no YAML library: plain
+    scalars, quoted strings, JSON-style flow values (``[0.5, 1.0]``, ``{"rmse": [0, 1]}``)
+    and one level of nesting, a key alone on its line followed by indented ``key: value``
+    lines (a mapping) or ``- value`` lines (a list). An error names the file, line and column.
+    """
     text = Path(path).read_text(encoding="utf-8")
     if str(path).endswith(".json"):
-        data = json.loads(text)
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"config {path}, line {error.lineno}, column {error.colno}: "
+                             f"not valid JSON: {error.msg}") from error
         if not isinstance(data, dict):
             raise ValueError(f"config {path}: the top level must be an object, "
                              f"got {type(data).__name__}")
         return data
+    return _read_yaml(text, str(path))
+
+
+def _read_yaml(text: str, path: str) -> dict[str, Any]:
     data: dict[str, Any] = {}
+    parent: str | None = None  # the key whose indented block is being read
+
+    def fail(number: int, column: int, what: str) -> ValueError:
+        return ValueError(f"config {path}, line {number}, column {column}: {what}")
+
     for number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.split("#", 1)[0].rstrip()
+        line = _strip_comment(raw).rstrip()
         if not line.strip():
             continue
-        if ":" not in line or line.startswith((" ", "\t", "-")):
-            raise ValueError(f"config {path}, line {number}: only flat 'key: value' lines are "
-                             f"supported, got {raw!r}")
-        key, value = (part.strip() for part in line.split(":", 1))
-        data[key] = _yaml_scalar(value)
+        indent = len(line) - len(line.lstrip())
+        body = line.strip()
+        if raw[:indent].count("\t"):
+            raise fail(number, 1, "indent with spaces, not tabs")
+        if indent:
+            if parent is None:
+                raise fail(number, 1, "indented line without a key above it; top-level lines "
+                                      "start in column 1")
+            block = data[parent]
+            if body.startswith("- ") or body == "-":
+                if block is None:
+                    block = data[parent] = []
+                if not isinstance(block, list):
+                    raise fail(number, indent + 1, f"'- item' inside the mapping {parent!r}")
+                block.append(_yaml_value(body[1:].strip(), fail, number, indent + 3))
+                continue
+            if ":" not in body:
+                raise fail(number, indent + 1, f"expected 'key: value', got {body!r}")
+            if block is None:
+                block = data[parent] = {}
+            if not isinstance(block, dict):
+                raise fail(number, indent + 1, f"'key: value' inside the list {parent!r}")
+            key, value = (part.strip() for part in body.split(":", 1))
+            column = indent + len(body) - len(body.split(":", 1)[1].lstrip()) + 1
+            block[_yaml_key(key)] = _yaml_value(value, fail, number, column)
+            continue
+        if ":" not in body or body.startswith("-"):
+            raise fail(number, 1, f"expected 'key: value', got {raw.strip()!r}")
+        key, value = (part.strip() for part in body.split(":", 1))
+        key = _yaml_key(key)
+        if key in data:
+            raise fail(number, 1, f"{key!r} is set twice")
+        column = len(body) - len(body.split(":", 1)[1].lstrip()) + 1
+        data[key] = _yaml_value(value, fail, number, column)
+        parent = key if value == "" else None
     return data
+
+
+def _strip_comment(line: str) -> str:
+    """``line`` up to a ``#`` that starts a comment (not one inside quotes)."""
+    quote = ""
+    for i, char in enumerate(line):
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == "#" and (i == 0 or line[i - 1] in " \t"):
+            return line[:i]
+    return line
+
+
+def _yaml_key(key: str) -> str:
+    return key[1:-1] if len(key) > 1 and key[0] in "'\"" and key[-1] == key[0] else key
+
+
+def _yaml_value(value: str, fail: Callable[[int, int, str], ValueError], number: int,
+                column: int) -> Any:
+    """A scalar or flow value; a broken flow value names its line and column."""
+    if value and value[0] in "[{":
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError as error:
+            raise fail(number, column + error.colno - 1,
+                       f"not a valid flow value ({error.msg}); write it as JSON, "
+                       'e.g. {"roc_auc": [0.5, 1.0]}') from error
+    return _yaml_scalar(value)
 
 
 def _yaml_scalar(value: str) -> Any:
@@ -177,8 +258,14 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_text.replace("%", "%%"), description=help_text,
                            parents=[common])
         p.add_argument("csv", help="long results table: one row per model, dataset[, seed]")
-        p.add_argument("--config", help="JSON or flat YAML file with load_df options under "
-                                        "their Python names (default: none)")
+        p.add_argument("--config", help="JSON or YAML file (key: value lines, one level of "
+                                        "nesting) with load_df options under their Python "
+                                        "names (default: none)")
+        p.add_argument("--encoding", default=None, metavar="NAME",
+                       help="text encoding of the CSV file, e.g. latin-1 (default: utf-8)")
+        p.add_argument("--sep", type=_separator, default=None, metavar="CHAR",
+                       help="separator of the CSV file, \\t for a tab (default: a comma, or "
+                            "the ; tab or | that a one-column header holds)")
         for option in COLUMN_OPTIONS:
             what = ("seed/split column; its rows are kept for IQM and Elo (default: none)"
                     if option == "seed" else f"{option} column (default: {option})")
@@ -227,6 +314,10 @@ def build_parser() -> argparse.ArgumentParser:
     report = table_command("report", "every method that applies, plus report.html")
     calibration(report)
     style(report)
+    report.add_argument("--webgpu-link", default=None, metavar="URL",
+                        help="a WebGPU timing page to link at the end of report.html, relative "
+                             "to it (the site's build passes ../webgpu/index.html; default: "
+                             "no link)")
     table_command("rank", "aggregate, Elo and improvability ranks side by side (= compare)")
     for name, (_, text) in METHODS.items():
         p = table_command(name, text)
@@ -270,13 +361,34 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _existing_file(path: str, what: str, flag: str = "") -> None:
+    """FileNotFoundError unless ``path`` is a file; a directory is named as one."""
+    if Path(path).is_dir():
+        raise IsADirectoryError(f"{what} {path!r}{flag} is a directory, not a file")
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"{what} {path!r}{flag} not found")
+
+
+def _separator(text: str) -> str:
+    """argparse type of --sep: one character; ``\\t`` or ``tab`` for a tab."""
+    sep = "\t" if text in ("\\t", "tab") else text
+    if len(sep) != 1:
+        raise argparse.ArgumentTypeError(f"expected one character (or \\t for a tab), "
+                                         f"got {text!r}")
+    return sep
+
+
 def _load(args: argparse.Namespace) -> Benchmark:
-    if not Path(args.csv).is_file():
-        raise FileNotFoundError(f"results file {args.csv!r} not found")
-    if args.config and not Path(args.config).is_file():
-        raise FileNotFoundError(f"config file {args.config!r} (--config) not found")
+    if Path(args.csv).is_dir():
+        inside = sorted(p.name for p in Path(args.csv).glob("*.csv"))[:5]
+        holds = f" (it holds {', '.join(inside)})" if inside else ""
+        raise IsADirectoryError(f"results file {args.csv!r} is a directory, not a CSV "
+                                f"file{holds}")
+    _existing_file(args.csv, "results file")
+    if args.config:
+        _existing_file(args.config, "config file", " (--config)")
     options: dict[str, Any] = read_config(args.config) if args.config else {}
-    for key in LOAD_OPTIONS:
+    for key in LOAD_OPTIONS + FILE_OPTIONS:
         value = getattr(args, key, None)
         if value is not None:
             options[key] = value
@@ -378,11 +490,21 @@ def _log(message: str) -> None:
     print(message, file=sys.stderr)
 
 
-def _show_warning(message: Any, category: type[Warning], *_: Any, **__: Any) -> None:
-    """Warnings as one ``arenalite: warning:`` line (a :class:`LoadNote` as
-    ``arenalite: note:``), with CLI flags for keyword names."""
-    kind = "note" if issubclass(category, LoadNote) else "warning"
-    _log(f"arenalite: {kind}: {flag_message(str(message))}")
+def warning_printer(log: Callable[[str], None] = _log) -> Callable[..., None]:
+    """A ``warnings.showwarning`` that prints each warning as one ``arenalite: warning:``
+    line (a :class:`LoadNote` as ``arenalite: note:``), with CLI flags for keyword names,
+    and a text it has printed never again (two methods resampling the same data warn
+    alike)."""
+    seen: set[str] = set()
+
+    def show(message: Any, category: type[Warning], *_: Any, **__: Any) -> None:
+        text = flag_message(str(message))
+        if text not in seen:
+            seen.add(text)
+            kind = "note" if issubclass(category, LoadNote) else "warning"
+            log(f"arenalite: {kind}: {text}")
+
+    return show
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -415,7 +537,8 @@ def run_command(args: argparse.Namespace) -> int:
                 raise ValueError(flag_message(str(error))) from error
 
         print(write_report(benchmark, out, run, formats=args.formats, log=_log,
-                           source=args.csv, style=args.style))
+                           source=args.csv, style=args.style,
+                           webgpu_link=args.webgpu_link))
         return 0
     if args.command == "gate":
         result = benchmark.gate(args.candidate, args.reference, margin=args.margin)
@@ -435,7 +558,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     with warnings.catch_warnings():
         warnings.simplefilter("default")
-        warnings.showwarning = _show_warning
+        warnings.showwarning = warning_printer()
         try:
             return run_command(args)
         except USER_ERRORS as error:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping
 from os import PathLike
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -21,12 +22,14 @@ from .benchmark import Benchmark, BenchmarkGroup
 from .formats import apply_format, recognise, time_columns
 from .normalize import normalize
 from .params import check_bool, is_number, plain
-from .registry import DIRECTIONS, chance_level, get_metric
+from .registry import DIRECTIONS, chance_level, get_metric, known_metrics
 
 COLUMN_DEFAULTS = {"model": "model", "dataset": "dataset", "metric": "metric", "score": "score",
                    "seed": None}
 ERROR_WORDS = ("error", "loss", "regret")
 """A score column whose name holds one of these (or the word "err") is named like an error."""
+#: separators a one-column read by comma is retried with, when its header holds exactly one
+SEPARATORS = (";", "\t", "|")
 
 
 class LoadNote(UserWarning):
@@ -34,13 +37,75 @@ class LoadNote(UserWarning):
     or an explicit direction that overrides the metric registry."""
 
 
-def load_csv(path: str | PathLike, **kwargs: Any) -> Benchmark | BenchmarkGroup:
-    """Read a long-format CSV and load it like :func:`load_df` (same keywords)."""
-    try:
-        frame = pd.read_csv(path)
-    except pd.errors.EmptyDataError as err:
-        raise ValueError(f"{str(path)!r} is empty: no header row and no data") from err
-    return load_df(frame, **kwargs)
+def load_csv(
+    path: str | PathLike,
+    *,
+    encoding: str | None = None,
+    sep: str | None = None,
+    model: str = "model",
+    dataset: str = "dataset",
+    metric: str = "metric",
+    score: str = "score",
+    seed: str | None = None,
+    metric_type_bounds: Mapping[str, tuple[Any, Any]] | None = None,
+    norm_ref_low: Any = None,
+    norm_ref_high: Any = None,
+    metric_direction: Mapping[str, str] | None = None,
+    drop_incomplete: bool = False,
+    condition_col: str | None = None,
+    format: str | None = None,
+) -> Benchmark | BenchmarkGroup:
+    """Read a long-format CSV and load it like :func:`load_df` (same keywords after ``sep``).
+
+    ``encoding`` is the file's text encoding (default UTF-8); ``sep`` its separator. With
+    ``sep=None`` a file that reads as one column by comma is read again by the one of
+    ``;``, tab or ``|`` its header holds (a European spreadsheet's CSV); anything else
+    that reads as one column is an error naming ``sep``. A wrong encoding, a directory
+    or an empty file are errors naming the file.
+    """
+    frame = read_table(path, encoding=encoding, sep=sep)
+    return load_df(frame, model=model, dataset=dataset, metric=metric, score=score, seed=seed,
+                   metric_type_bounds=metric_type_bounds, norm_ref_low=norm_ref_low,
+                   norm_ref_high=norm_ref_high, metric_direction=metric_direction,
+                   drop_incomplete=drop_incomplete, condition_col=condition_col,
+                   format=format)
+
+
+def read_table(path: str | PathLike, *, encoding: str | None = None,
+               sep: str | None = None) -> pd.DataFrame:
+    """The CSV file ``path`` as a DataFrame, with errors that name the file and the fix."""
+    name = str(path)
+    if Path(path).is_dir():
+        inside = sorted(p.name for p in Path(path).glob("*.csv"))[:5]
+        holds = f" (it holds {', '.join(inside)})" if inside else ""
+        raise ValueError(f"{name!r} is a directory, not a CSV file{holds}; give the path of "
+                         "the results CSV file")
+
+    def read(separator: str) -> pd.DataFrame:
+        try:
+            return pd.read_csv(path, encoding=encoding, sep=separator)
+        except pd.errors.EmptyDataError as err:
+            raise ValueError(f"{name!r} is empty: no header row and no data") from err
+        except UnicodeDecodeError as err:
+            byte = err.object[err.start:err.start + 1].hex()
+            raise ValueError(f"{name!r} is not {err.encoding} text (byte 0x{byte} at position "
+                             f"{err.start}); pass the file's encoding with encoding=<name>, "
+                             "e.g. latin-1 or cp1252") from err
+        except LookupError as err:
+            raise ValueError(f"encoding={encoding!r} is not a text encoding Python knows "
+                             f"({err}); e.g. utf-8, latin-1 or cp1252") from err
+
+    frame = read(sep or ",")
+    if sep is None and frame.shape[1] == 1:
+        header = str(frame.columns[0])
+        found = [c for c in SEPARATORS if c in header]
+        if len(found) == 1:
+            frame = read(found[0])
+    if frame.shape[1] == 1:
+        raise ValueError(f"{name!r} reads as one column, {str(frame.columns[0])!r}: its "
+                         f"separator is not {sep or ','!r}; pass it with sep=<character>, "
+                         "e.g. ';' or a tab")
+    return frame
 
 
 def load_df(
@@ -108,6 +173,8 @@ def load_df(
     if len(df) == 0:
         raise ValueError("the score frame is empty: no rows to load")
 
+    if metric_type_bounds is not None:
+        _check_bound_metrics(metric_type_bounds, df[metric])
     all_datasets = {str(d) for d in df[dataset].dropna().unique()}
     all_metrics = {str(m) for m in df[metric].dropna().unique()}
     direction = _check_direction_option(metric_direction, all_datasets, all_metrics)
@@ -136,7 +203,37 @@ def _require_columns(df: pd.DataFrame, columns: dict[str, Any]) -> None:
     for option, name in columns.items():
         if name not in df.columns:
             raise ValueError(f"column {name!r} (given as {option}=) not found in the frame; "
-                             f"its columns are {list(df.columns)!r}")
+                             f"its columns are {list(df.columns)!r}{_wide_hint(df, columns)}")
+
+
+def _wide_hint(df: pd.DataFrame, columns: dict[str, Any]) -> str:
+    """A hint to melt ``df`` when it looks wide: at least two number columns that are
+    none of the named ones, and neither the dataset nor the score column present."""
+    if columns["dataset"] in df.columns or columns["score"] in df.columns:
+        return ""
+    numbers = [c for c in df.columns if c not in columns.values()
+               and pd.api.types.is_numeric_dtype(df[c].dtype)
+               and not pd.api.types.is_bool_dtype(df[c].dtype)]
+    if len(numbers) < 2:
+        return ""
+    ids = [c for c in df.columns if c not in numbers]
+    shown = ", ".join(repr(str(c)) for c in numbers[:4]) + (", …" if len(numbers) > 4 else "")
+    return (f". This looks like a wide table (a column of scores per dataset: {shown}); "
+            f"arenalite needs a long one, one row per model and dataset. Melt it first: "
+            f"df.melt(id_vars={[str(c) for c in ids]!r}, var_name='dataset', "
+            "value_name='score'), then add a 'metric' column")
+
+
+def _check_bound_metrics(bounds: Mapping[str, Any], metrics: pd.Series) -> None:
+    """Every key of ``metric_type_bounds`` is a metric of the data or a registered one
+    (a configuration may list metrics a suite lacks); anything else is a typo."""
+    present = {str(m).lower() for m in metrics.dropna().unique()}
+    unknown = sorted(str(k) for k in bounds if str(k).lower() not in present
+                     and get_metric(str(k)) is None)
+    if unknown:
+        raise ValueError(f"metric_type_bounds names metric(s) {unknown!r} that are neither in "
+                         f"the data nor registered; metrics in the data: {sorted(present)!r}; "
+                         f"registered: {known_metrics()!r}")
 
 
 def _check_direction_option(given: Mapping[str, str] | None, datasets: set[str],

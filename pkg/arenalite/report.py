@@ -2,10 +2,13 @@
 
 CSV cells that start a text with ``=``, ``+``, ``-`` or ``@`` get a leading ``'`` so a
 spreadsheet shows them as text instead of running them as formulas (numbers are
-untouched). Figures are written in every requested format; PNGs at :data:`DPI`. The
-report opens with a short summary of the data and of each method's verdict, then one
-section per method: its figure (embedded), its table with names left-aligned and
-numbers at a readable precision, long tables cut with a link to the full CSV.
+untouched). Figures are written in every requested format; PNGs at :data:`DPI`, PDFs with
+TrueType (Type 42) fonts and SVGs with their text as text. The report opens with a short
+summary of the data and of each method's verdict, then the leaderboard, a per-dataset
+view and one section per method: its figure (embedded; a figure wider than the page is
+shown whole in a scrolling box), and its full table, sortable by any column and
+filterable by a small script inside the file (no network), names left-aligned and
+numbers at a readable precision; pair tables come ordered by their evidence.
 """
 
 from __future__ import annotations
@@ -40,21 +43,86 @@ METHODS: dict[str, tuple[str, str]] = {
 
 FORMATS = ("png", "svg", "pdf")
 DPI = 150
+FONTS = {"pdf.fonttype": 42, "ps.fonttype": 42, "svg.fonttype": "none"}
+"""Figure files embed TrueType fonts (Type 3 is refused by some venues); SVG text stays text."""
 MAX_ROWS = 40
-"""Tables longer than this show their first rows in the report and link to the CSV."""
+"""Tables longer than this show their first rows in a notebook (``_repr_html_``)."""
+TALL = 100
+"""Tables with more rows than this scroll in a box of their own (the pair tables)."""
+PAGE_PX = 1180
+"""Figures wider than this (CSS px) get a horizontally scrolling box of their own."""
 FORMULA_START = ("=", "+", "-", "@")
 
 STYLE = """
-body{font-family:system-ui,sans-serif;max-width:1000px;margin:2em auto;padding:0 1em;
+body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;
 color:#222;line-height:1.45}
 h1{font-size:1.6em}h2{margin-top:2em;border-bottom:1px solid #ddd;padding-bottom:.2em}
-table{border-collapse:collapse;margin:.8em 0;font-size:.92em;display:block;max-width:100%;
-overflow-x:auto}
-th,td{border:1px solid #d6d6d6;padding:3px 9px}th{background:#f3f3f3}
-.text{text-align:left;white-space:nowrap}.num{text-align:right;font-variant-numeric:tabular-nums}
-img{max-width:100%;height:auto}.note{color:#555;font-size:.92em}
-nav a{margin-right:.9em}
+table{border-collapse:collapse;font-size:.84em}
+th,td{border:1px solid #d6d6d6;padding:2px 5px}
+th{background:#f3f3f3;position:sticky;top:0;z-index:1;vertical-align:bottom;
+min-width:3em}th.t,th.n{white-space:normal}
+.text,.t{text-align:left;white-space:nowrap}
+.num,.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+.tbl{margin:.8em 0}.tools{display:flex;gap:1em;align-items:center;margin:.3em 0;
+font-size:.9em;color:#555}.tools input{padding:2px 6px;min-width:16em}
+.scroll{overflow:auto;border:1px solid #ccc;display:inline-block;max-width:100%}
+.scroll.tall{max-height:36em}
+.scroll table td:first-child,.scroll table th:first-child{position:sticky;left:0;
+background:#fff}.scroll table th:first-child{background:#f3f3f3;z-index:2}
+th[data-sort]{cursor:pointer}th[data-sort]:hover{background:#e4e4e4}
+th[data-sort="asc"]::after{content:" \\25B2";font-size:.7em}
+th[data-sort="desc"]::after{content:" \\25BC";font-size:.7em}
+td.best{background:#dcebf7;font-weight:600}td sub{color:#666;font-size:.75em;margin-left:.2em}
+img{max-width:100%;height:auto}.wide{overflow-x:auto;max-width:100%}.wide img{max-width:none}
+.note{color:#555;font-size:.92em}nav a{margin-right:.9em}
 """
+
+SCRIPT = """
+document.querySelectorAll("div.tbl").forEach((box) => {
+  const table = box.querySelector("table"), body = table.tBodies[0];
+  const rows = [...body.rows], input = box.querySelector("input"),
+    count = box.querySelector(".count");
+  const show = () => {
+    const words = input.value.trim().toLowerCase().split(/\\s+/).filter(Boolean);
+    let shown = 0;
+    for (const row of rows) {
+      const text = row.textContent.toLowerCase();
+      row.hidden = !words.every((w) => text.includes(w));
+      shown += row.hidden ? 0 : 1;
+    }
+    count.textContent = words.length ? `${shown} of ${rows.length} rows` : `${rows.length} rows`;
+  };
+  const key = (row, k) => {
+    const c = row.cells[k];
+    return c.dataset.v === undefined ? c.textContent : Number(c.dataset.v);
+  };
+  [...table.tHead.rows[0].cells].forEach((th, k) => {
+    const sort = () => {
+      const dir = th.dataset.sort === "asc" ? -1 : 1;
+      for (const other of th.parentNode.cells) other.dataset.sort = "";
+      th.dataset.sort = dir > 0 ? "asc" : "desc";
+      rows.sort((a, b) => {
+        const x = key(a, k), y = key(b, k);
+        if (typeof x === "number") {
+          if (Number.isNaN(x) || Number.isNaN(y)) return Number.isNaN(x) - Number.isNaN(y);
+          return dir * (x - y);
+        }
+        return dir * x.localeCompare(y, undefined, { numeric: true });
+      });
+      body.append(...rows);
+    };
+    th.dataset.sort = "";
+    th.tabIndex = 0;
+    th.title = "sort by this column (click again to reverse)";
+    th.addEventListener("click", sort);
+    th.addEventListener("keydown", (e) => { if (e.key === "Enter") sort(); });
+  });
+  input.addEventListener("input", show);
+  show();
+});
+"""
+"""Sorting (click a header; numbers by value, text naturally, NaN last) and filtering (every
+word typed must occur in the row) of the report's tables: vanilla JavaScript, no network."""
 
 
 def csv_safe(table: pd.DataFrame) -> pd.DataFrame:
@@ -79,13 +147,16 @@ def save_figure(figure: Any, stem: Path, formats: Sequence[str],
                 png: bytes | None = None) -> list[Path]:
     """Save ``figure`` as ``stem.<format>`` for each format; PNGs at :data:`DPI`. ``png``, the
     figure already rendered by :func:`png_bytes`, is written as it is instead of drawn again."""
+    import matplotlib
+
     paths = []
     for fmt in formats:
         path = stem.with_suffix(f".{fmt}")
         if fmt == "png" and png is not None:
             path.write_bytes(png)
         else:
-            figure.savefig(path, dpi=DPI, format=fmt)
+            with matplotlib.rc_context(FONTS):
+                figure.savefig(path, dpi=DPI, format=fmt)
         paths.append(path)
     return paths
 
@@ -108,18 +179,21 @@ def parse_formats(text: str) -> tuple[str, ...]:
 
 
 def write_outputs(result: Result, name: str, out: Path, formats: Sequence[str], *,
-                  embed: bool = False, style: str = "arenalite") -> tuple[list[Path], str]:
-    """Write ``name.csv`` and the figure files; return the paths and, with ``embed``, the
-    figures as HTML ``<img>`` ("" otherwise or without a figure). Each PNG is drawn once,
-    for its file and the page. A leaderboard's CSV is written in ``style`` ("tabarena":
-    TabArena's names and order), and its Pareto figure (``name_pareto``) joins when the
-    results carry inference times."""
+                  embed: bool = False, table: pd.DataFrame | None = None,
+                  plot: Callable[[], Any] | None = None,
+                  style: str = "arenalite") -> tuple[list[Path], str]:
+    """Write ``name.csv`` (``table``, by default the result's) and the figure files (drawn
+    by ``plot``, by default ``result.plot``); return the paths and, with ``embed``, the
+    figures as HTML ("" otherwise or without a figure). Each PNG is drawn once, for its
+    file and the page. A leaderboard's CSV is written in ``style`` ("tabarena": TabArena's
+    names and order), and its Pareto figure (``name_pareto``) joins when the results carry
+    inference times."""
     csv = out / f"{name}.csv"
     paths = [result.to_csv(csv, style=style) if style != "arenalite" and hasattr(result, "to_csv")
-             else write_table(result.table, csv)]
+             else write_table(result.table if table is None else table, csv)]
     figures = []
     try:
-        figures.append((name, result.plot()))
+        figures.append((name, (plot or result.plot)()))
     except NotImplementedError:
         return paths, ""
     if has_pareto(result):
@@ -146,7 +220,8 @@ def _is_number(values: pd.Series) -> bool:
 
 
 def format_column(values: pd.Series) -> list[str]:
-    """Numbers at a precision fitting the column's size; round-off zeros print as 0."""
+    """Numbers at a precision fitting the column's size; round-off zeros print as 0; whole
+    or half counts (1, 2.5) without trailing zeros."""
     if not _is_number(values):
         return ["" if pd.isna(v) else str(v) for v in values]
     if pd.api.types.is_integer_dtype(values.dtype):
@@ -155,6 +230,9 @@ def format_column(values: pd.Series) -> list[str]:
     finite = np.abs(numbers[np.isfinite(numbers)])
     scale = float(finite.max()) if finite.size else 0.0
     decimals = 1 if scale >= 100 else 3 if scale >= 1 else 4
+    halves = numbers[np.isfinite(numbers)] * 2.0
+    if halves.size and scale >= 1 and np.array_equal(halves, np.round(halves)):
+        decimals = 0 if np.array_equal(halves / 2.0, np.round(halves / 2.0)) else 1  # counts
     zero = np.abs(numbers) <= 1e-12 * max(scale, 1.0)
     return [_format_number(v, decimals, z) for v, z in zip(numbers, zero, strict=True)]
 
@@ -195,15 +273,106 @@ def html_table(table: pd.DataFrame, csv_name: str | None = None, max_rows: int =
     return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>{note}"
 
 
+def significant(values: pd.Series, digits: int = 4) -> list[str]:
+    """Each number to ``digits`` significant digits, for columns that mix scales (a
+    dataset table's AUCs next to RMSEs); NaN as –."""
+    return ["–" if not np.isfinite(v) else f"{v:.{digits}g}"
+            for v in values.to_numpy(dtype=float)]
+
+
+def _value(v: Any) -> str:
+    """A number as the page's sort key (``data-v``): JavaScript's Number() reads it."""
+    v = float(v)
+    return "NaN" if np.isnan(v) else ("Infinity" if v > 0 else "-Infinity") if np.isinf(v) \
+        else repr(v)
+
+
+def interactive_table(table: pd.DataFrame, *, per_value: Sequence[str] = (),
+                      cells: dict[str, list[str]] | None = None,
+                      marks: dict[str, np.ndarray] | None = None,
+                      titles: dict[str, str] | None = None, csv_name: str | None = None) -> str:
+    """``table`` whole, as the report shows it: every row, sortable by a click on a header and
+    filtered by the words typed above it (:data:`SCRIPT`), inside a box that scrolls with
+    the header row and the first column held in place.
+
+    Numbers are right-aligned at their column's precision (:func:`format_column`; the
+    columns in ``per_value`` to four significant digits each) and sort by value.
+    ``cells`` gives a column's cells as ready HTML (its numbers still sort by value),
+    ``marks`` a boolean mask per column of cells drawn as the best, ``titles`` a tooltip
+    per header; ``csv_name`` is named under the table as the same table in a file.
+    """
+    cells, marks, titles = cells or {}, marks or {}, titles or {}
+    head, columns = [], []
+    for name in table.columns:
+        values = table[name]
+        number = _is_number(values)
+        kind = "n" if number else "t"
+        tip = f' title="{html.escape(titles[name])}"' if name in titles else ""
+        label = html.escape(str(name)).replace("_", "_<wbr>")  # long headers wrap at _
+        head.append(f'<th class="{kind}"{tip}>{label}</th>')
+        shown = (cells[name] if name in cells else
+                 [html.escape(t) for t in (significant(values) if name in per_value
+                                           else format_column(values))])
+        keys = [f' data-v="{_value(v)}"' for v in values] if number else [""] * len(values)
+        best = marks.get(name, np.zeros(len(values), dtype=bool))
+        columns.append([f'<td class="{kind}{" best" if b else ""}"{k}>{c}</td>'
+                        for c, k, b in zip(shown, keys, best, strict=True)])
+    rows = "".join("<tr>" + "".join(row) + "</tr>" for row in zip(*columns, strict=True))
+    file = (f' · the same table: <a href="{html.escape(csv_name)}">{html.escape(csv_name)}</a>'
+            if csv_name else "")
+    return ('<div class="tbl"><div class="tools"><input type="search" '
+            'placeholder="Filter rows: type words" aria-label="filter the rows">'
+            f'<span class="count">{len(table)} rows</span><span>click a header to sort{file}'
+            f'</span></div><div class="scroll{" tall" if len(table) > TALL else ""}">'
+            "<table><thead><tr>" + "".join(head)
+            + f"</tr></thead><tbody>{rows}</tbody></table></div></div>")
+
+
+PAIR_EVIDENCE = {"frequentist": "p", "bayesian": "probability"}
+"""Pair tables the report orders by their evidence of a difference."""
+
+
+def by_evidence(table: pd.DataFrame) -> pd.DataFrame:
+    """A pair table ordered by the evidence of a difference, strongest first: adjusted (else
+    raw) p-value ascending; or the larger posterior probability of either model being
+    better, descending. Other tables come back unchanged."""
+    if "p_a_better" in table.columns:
+        strength = -np.maximum(table["p_a_better"].to_numpy(float),
+                               table["p_b_better"].to_numpy(float))
+    else:
+        column = next((c for c in ("p_adjusted", "p_value") if c in table.columns), None)
+        if column is None:
+            return table
+        strength = table[column].to_numpy(float)
+    size = (-np.abs(table["rank_diff"].to_numpy(float)) if "rank_diff" in table.columns
+            else np.zeros(len(table)))  # among equal p-values, the larger rank gap first
+    return table.iloc[np.lexsort((size, strength))].reset_index(drop=True)
+
+
+def aup_sentence(result: Result) -> str:
+    """AUP in one sentence, with this suite's largest ratio."""
+    largest = float(result.taus[-1])
+    return (f"AUP, the area under a profile over log10 τ from 1 to the largest ratio of "
+            f"these data (τ = {largest:.4g}), is the mean over datasets of log10(largest ratio "
+            f"/ the model's ratio): higher is better, and a model best on every dataset gets "
+            f"log10 {largest:.4g} = {np.log10(largest):.3f}.")
+
+
 def report_table(name: str, result: Result) -> tuple[pd.DataFrame, str, str]:
     """The table a section shows, a sentence introducing it, and its CSV file's name."""
     if name == "profiles":
+        from .rankings.profiles import step_points
+
         aup = result.aup.rename("AUP").reset_index()
-        return aup, (f"Area under each model's profile (log10 τ axis, higher is better). The "
-                     f"exact step function ({len(result.table)} rows) is "
-                     f'<a href="{name}.csv">{name}.csv</a>.'), f"{name}_aup.csv"
+        steps = len(step_points(result.taus, result.rho))
+        return aup, (f"{aup_sentence(result)} Each profile's {steps:,} step points (τ, "
+                     f'fraction) are <a href="{name}.csv">{name}.csv</a>.'), f"{name}_aup.csv"
     if name in ("elo", "leaderboard"):
         return result.table, elo_anchor(result.params), f"{name}.csv"
+    if name in PAIR_EVIDENCE:
+        return (by_evidence(result.table),
+                f"Every pair, strongest evidence of a difference first (by "
+                f"{PAIR_EVIDENCE[name]}).", f"{name}.csv")
     return result.table, "", f"{name}.csv"
 
 
@@ -219,11 +388,18 @@ def elo_anchor(params: dict[str, Any]) -> str:
 def figure_html(figure: Any, name: str, png: bytes | None = None) -> str:
     """The figure as an embedded PNG (the page stays one self-contained file), shown at its
     size in inches (120 CSS px each) so its text stays near the page's at any figure size;
-    ``png`` is the figure already rendered by :func:`png_bytes`."""
+    one wider than the page (:data:`PAGE_PX`) is shown whole in a box that scrolls sideways
+    rather than shrunk until its labels cannot be read. ``png`` is the figure already
+    rendered by :func:`png_bytes`."""
     encoded = base64.b64encode(png_bytes(figure) if png is None else png).decode("ascii")
     width = round(figure.get_figwidth() * 120)
-    return (f'<img alt="{html.escape(name)} figure" width="{width}" '
-            f'src="data:image/png;base64,{encoded}">')
+    image = (f'<img alt="{html.escape(name)} figure" width="{width}" '
+             f'src="data:image/png;base64,{encoded}">')
+    return f'<div class="wide">{image}</div>' if width > PAGE_PX else image
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def summary_html(benchmark: Benchmark, results: dict[str, Result],
@@ -233,11 +409,11 @@ def summary_html(benchmark: Benchmark, results: dict[str, Result],
     seeds = ""
     if benchmark.has_seeds:
         per_dataset = benchmark.long_.groupby("dataset")["seed"].nunique()
-        seeds = (f", {per_dataset.min()}–{per_dataset.max()} seeds per dataset"
-                 if per_dataset.min() != per_dataset.max()
-                 else f", {per_dataset.min()} seeds per dataset")
-    items = [f"<b>{len(benchmark.models_)} models</b> on <b>{len(benchmark.datasets_)} "
-             f"datasets</b>{seeds}; metrics: "
+        low, high = int(per_dataset.min()), int(per_dataset.max())
+        seeds = (f", {low}–{high} seeds per dataset" if low != high
+                 else f", {_plural(low, 'seed')} per dataset")
+    items = [f"<b>{_plural(len(benchmark.models_), 'model')}</b> on "
+             f"<b>{_plural(len(benchmark.datasets_), 'dataset')}</b>{seeds}; metrics: "
              + ", ".join(f"{html.escape(str(m))} ({n})" for m, n in metrics.items()) + "."]
     best = _verdicts(results)
     if best:
@@ -256,9 +432,11 @@ def summary_html(benchmark: Benchmark, results: dict[str, Result],
     if skipped:
         items.append("Not applicable here: " + ", ".join(html.escape(n) for n in skipped) + ".")
     lis = "".join(f"<li>{item}</li>" for item in items)
+    table = dataset_table(benchmark)
     datasets = ("<details><summary>Datasets and their normalization</summary>"
-                f"{html_table(dataset_table(benchmark), max_rows=len(benchmark.datasets_))}"
-                "</details>")
+                + interactive_table(table, per_value=[c for c in table.columns
+                                                      if _is_number(table[c])])
+                + "</details>")
     return f'<section id="summary"><h2>Summary</h2><ul>{lis}</ul>{datasets}</section>'
 
 
@@ -275,6 +453,47 @@ def dataset_table(benchmark: Benchmark) -> pd.DataFrame:
         "normalized 0 at": benchmark.norm_low_.loc[benchmark.datasets_].to_numpy(),
         "normalized 1 at": benchmark.norm_high_.loc[benchmark.datasets_].to_numpy(),
     })
+
+
+def per_dataset(benchmark: Benchmark, order: Sequence[str]) -> pd.DataFrame:
+    """Long table of every model's raw (seed-mean) score and rank on every dataset: model,
+    dataset, metric, score, rank (1 = best, ties share the best rank), best; models in
+    ``order`` (the leaderboard's), datasets sorted."""
+    models = list(order) + [m for m in benchmark.models_ if m not in set(order)]
+    datasets = list(benchmark.datasets_)
+    raw = benchmark.raw_.loc[models, datasets]
+    sign = np.where(benchmark.directions_.loc[datasets] == "max", -1.0, 1.0)
+    ranks = (raw * sign).rank(axis=0, method="min")
+    return pd.DataFrame({
+        "model": np.repeat(np.asarray(models, dtype=object), len(datasets)),
+        "dataset": np.tile(np.asarray(datasets, dtype=object), len(models)),
+        "metric": np.tile(benchmark.metrics_.loc[datasets].to_numpy(dtype=object), len(models)),
+        "score": raw.to_numpy(dtype=float).ravel(),
+        "rank": ranks.to_numpy(dtype=float).ravel(),
+        "best": (ranks.to_numpy() == 1.0).ravel(),
+    })
+
+
+def per_dataset_html(long: pd.DataFrame) -> str:
+    """Models × datasets: each cell the score with the model's rank on that dataset in small
+    type, the best per dataset marked; a mean-rank column; sorting a dataset column sorts
+    by rank (best first), whatever the metric's direction."""
+    models = list(pd.unique(long["model"]))
+    datasets = list(pd.unique(long["dataset"]))
+    score = long.pivot(index="model", columns="dataset", values="score").loc[models, datasets]
+    rank = long.pivot(index="model", columns="dataset", values="rank").loc[models, datasets]
+    metric = long.drop_duplicates("dataset").set_index("dataset")["metric"]
+    wide = pd.DataFrame({"model": models, "mean rank": rank.mean(axis=1).to_numpy()})
+    cells, marks, titles = {}, {}, {}
+    for name in datasets:
+        wide[name] = rank[name].to_numpy()
+        texts = format_column(score[name])
+        cells[name] = [f"{html.escape(t)}<sub>{r:g}</sub>"
+                       for t, r in zip(texts, rank[name].to_numpy(), strict=True)]
+        marks[name] = rank[name].to_numpy() == 1.0
+        titles[name] = f"{metric[name]}: score, with the rank (1 = best) after it"
+    return interactive_table(wide, cells=cells, marks=marks, titles=titles,
+                             csv_name="per_dataset.csv")
 
 
 def _verdicts(results: dict[str, Result]) -> list[tuple[str, str, str]]:
@@ -294,26 +513,39 @@ def _verdicts(results: dict[str, Result]) -> list[tuple[str, str, str]]:
     return out
 
 
-#: the report's last line: where to time the in-context models (the site's WebGPU page; the
-#: relative link works for the site's report/report.html, the text says where it lives otherwise)
-WEBGPU_LINK = ('<p class="note">Time the in-context models on your own GPU with the site\'s '
-               '<a href="../webgpu/index.html">WebGPU timing page</a> (<code>webgpu/index.html'
-               '</code> of the site that <code>python build.py serve</code> builds); its results '
-               'CSV loads with <code>arenalite.load_csv(path, seed="seed")</code>.</p>')
+def webgpu_html(link: str) -> str:
+    """The report's last line, written only where a WebGPU timing page exists: ``link``
+    (relative to report.html; the site's build passes ``../webgpu/index.html``)."""
+    return (f'<p class="note">Time the in-context models on your own GPU with the '
+            f'<a href="{html.escape(link)}">WebGPU timing page</a>; its results CSV loads with '
+            '<code>arenalite.load_csv(path, seed="seed")</code>.</p>')
+
+
+def _figure_for(name: str, result: Result, order: Sequence[str] | None) -> Callable[[], Any]:
+    """How a section draws its figure: the heatmaps in leaderboard ``order`` when known."""
+    if order is not None and name in ("compare", "bayesian"):
+        return lambda: result.plot(order=list(order))
+    return result.plot
 
 
 def write_report(benchmark: Benchmark, out: Path, run: Callable[[str], Result], *,
                  formats: Sequence[str] = ("png",), log: Callable[[str], None] = print,
-                 source: str | None = None, style: str = "arenalite") -> Path:
+                 source: str | None = None, style: str = "arenalite",
+                 webgpu_link: str | None = None) -> Path:
     """Run every applicable method with ``run(name)``; write CSVs, figures and report.html
     (the leaderboard's CSV in ``style``, see :func:`write_outputs`).
 
     A method that does not apply to these data (``ValueError``, e.g. profiles on
-    negative scores) gets a short "not applicable" section instead.
+    negative scores) gets a short "not applicable" section instead. ``source`` names the
+    results file (its name only is shown: the page may be shared); ``webgpu_link``, a
+    WebGPU timing page next to the report, gets a last line linking it.
     """
+    from .rankings.profiles import step_points
+
     results: dict[str, Result] = {}
     skipped: dict[str, str] = {}
     sections = []
+    order: list[str] | None = None
     for name in applicable(benchmark):
         title = METHODS[name][1]
         anchor = f'<h2 id="{name}">{html.escape(title)}</h2>'
@@ -325,22 +557,41 @@ def write_report(benchmark: Benchmark, out: Path, run: Callable[[str], Result], 
             sections.append(f"{anchor}<p><em>Not applicable: {html.escape(str(error))}</em></p>")
             continue
         results[name] = result
-        paths, image = write_outputs(result, name, out, formats, embed=True, style=style)
-        log(f"{name}: wrote " + ", ".join(p.name for p in paths))
         table, intro, csv_name = report_table(name, result)
-        if table is not result.table:
-            write_table(table, out / csv_name)
+        csv_table = (step_points(result.taus, result.rho) if name == "profiles"
+                     else table if csv_name == f"{name}.csv" else None)
+        paths, image = write_outputs(result, name, out, formats, embed=True, table=csv_table,
+                                     plot=_figure_for(name, result, order), style=style)
+        if csv_name != f"{name}.csv":
+            paths.append(write_table(table, out / csv_name))
+        log(f"{name}: wrote " + ", ".join(p.name for p in paths))
         intro_html = f'<p class="note">{intro}</p>' if intro else ""
-        sections.append(f"{anchor}{image}{intro_html}{html_table(table, csv_name)}")
+        sections.append(f"{anchor}{image}{intro_html}{interactive_table(table, csv_name=csv_name)}")
+        if name == "leaderboard":
+            order = [str(m) for m in result.table["model"]]
+            long = per_dataset(benchmark, order)
+            log("datasets: wrote " + write_table(long, out / "per_dataset.csv").name)
+            sections.append(
+                '<h2 id="datasets">Per dataset: scores and ranks</h2><p class="note">Each '
+                "model's raw score (mean over seeds) on each dataset, its rank there in small "
+                "type (1 = best, whichever way the metric points) and the best per dataset "
+                "shaded; models in leaderboard order. Sorting a dataset's column sorts by "
+                f"rank.</p>{per_dataset_html(long)}")
     size = f"{len(benchmark.models_)} models × {len(benchmark.datasets_)} datasets"
     title = f"arenalite report: {size}"
-    origin = f'<p class="note">Results: {html.escape(source)}</p>' if source else ""
-    nav = "<nav>" + "".join(f'<a href="#{n}">{html.escape(n)}</a>' for n in applicable(benchmark)
-                            ) + "</nav>"
-    page = (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}"
-            f"</title><style>{STYLE}</style></head><body><h1>{html.escape(title)}</h1>{origin}"
-            f"{summary_html(benchmark, results, skipped)}{nav}{''.join(sections)}{WEBGPU_LINK}"
-            "</body></html>")
+    origin = (f'<p class="note">Results: {html.escape(Path(source).name)}</p>' if source
+              else "")
+    names = applicable(benchmark)
+    if "leaderboard" in results:
+        names.insert(names.index("leaderboard") + 1, "datasets")
+    nav = "<nav>" + "".join(f'<a href="#{n}">{html.escape(n)}</a>' for n in names) + "</nav>"
+    last = webgpu_html(webgpu_link) if webgpu_link else ""
+    page = (f"<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+            "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+            f"<title>{html.escape(title)}</title><style>{STYLE}</style></head><body>"
+            f"<h1>{html.escape(title)}</h1>{origin}"
+            f"{summary_html(benchmark, results, skipped)}{nav}{''.join(sections)}{last}"
+            f"<script>{SCRIPT}</script></body></html>")
     path = out / "report.html"
     path.write_text(page, encoding="utf-8")
     return path

@@ -9,7 +9,7 @@ const DATA = new URL("./data/", import.meta.url);
 const $ = (id) => document.getElementById(id);
 const LOST = "The GPU device was lost; reload the page to time again.";
 
-const state = { bridge: null, catalogue: [], rows: [] };
+const state = { bridge: null, catalogue: [], rows: [], cappedAt: null };
 
 async function fetchJson(name) {
   const url = new URL(name, DATA);
@@ -31,12 +31,21 @@ function showNoWebGpu(reason, headline = "WebGPU is not available in this browse
   $("run").disabled = true;
 }
 
+/** One adapter field: its value, or the label and value both hidden when it is empty. */
+function adapterField(id, value) {
+  const dd = $(id);
+  dd.textContent = value ?? "";
+  const empty = !dd.textContent;
+  dd.hidden = empty;
+  dd.previousElementSibling.hidden = empty;  // its <dt> label
+}
+
 function showAdapter(info) {
-  $("adapter-description").textContent = info.description;
-  $("adapter-vendor").textContent = info.vendor || "(not reported)";
-  $("adapter-architecture").textContent = info.architecture || "(not reported)";
-  $("adapter-fallback").textContent = info.isFallbackAdapter
-    ? "yes: a software fallback, times are not those of a GPU" : "no";
+  adapterField("adapter-description", info.description);
+  adapterField("adapter-vendor", info.vendor);
+  adapterField("adapter-architecture", info.architecture);
+  adapterField("adapter-fallback", info.isFallbackAdapter
+    ? "yes: a software fallback, times are not those of a GPU" : "no");
   $("adapter").hidden = false;
   setStatus(`Ready: ${info.label}`, "ok");
 }
@@ -94,6 +103,24 @@ async function listDatasets() {
   $("dataset-rows").replaceChildren(...rows);
 }
 
+/**
+ * `nSplits`, or the most splits any chosen dataset's file holds when it asks for more; the
+ * field then shows the capped count and a note says why (a run never silently differs
+ * from what the form shows).
+ */
+function capSplits(datasets, nSplits) {
+  const most = Math.max(...datasets.map((d) => d.n_splits));
+  if (nSplits <= most) {
+    if (nSplits !== state.cappedAt) $("splits-note").textContent = "";  // a new count: no note
+    return nSplits;
+  }
+  state.cappedAt = most;
+  $("n-splits").value = String(most);
+  $("splits-note").textContent = `Capped at ${most}: the chosen datasets' split files hold at ` +
+    `most ${most} splits each (you asked for ${formatNumber(nSplits)}).`;
+  return most;
+}
+
 /** The form's choices, checked; throws an Error naming the field that is wrong. */
 function readChoices() {
   const datasets = state.catalogue.filter((d) => $(`ds-${d.name}`).checked);
@@ -103,7 +130,7 @@ function readChoices() {
     if (!Number.isInteger(value) || value < 1) throw new Error(`${what} must be a positive whole number`);
     return value;
   };
-  const nSplits = positiveInt("n-splits", "Splits per dataset");
+  const nSplits = capSplits(datasets, positiveInt("n-splits", "Splits per dataset"));
   const batchRows = positiveInt("batch-rows", "Query batch size");
   const models = [];
   if ($("use-knn").checked) {
@@ -202,6 +229,16 @@ function showResults(rows, warmups) {
   $("chart").replaceChildren(rowsPerSecondChart(summaries),
     cell("figcaption", "Median rows per second over splits (higher is faster).", { class: "help" }));
   $("results-section").hidden = false;
+  $("download").disabled = rows.length === 0;
+}
+
+/** Before a run: no previous results on screen and nothing to download until it ends. */
+function clearResults() {
+  state.rows = [];
+  $("download").disabled = true;
+  $("results-section").hidden = true;
+  $("results").replaceChildren();
+  $("chart").replaceChildren();
 }
 
 function download() {
@@ -226,6 +263,8 @@ async function onRun(event) {
     return;
   }
   $("run").disabled = true;
+  clearResults();
+  document.body.dataset.state = "running";
   const started = performance.now();
   try {
     const { rows, warmups } = await runAll(choices);
@@ -245,6 +284,11 @@ async function onRun(event) {
 }
 
 $("setup").addEventListener("submit", onRun);
+$("n-splits").addEventListener("change", () => {
+  const chosen = state.catalogue.filter((d) => $(`ds-${d.name}`).checked);
+  const value = Number($("n-splits").value);
+  if (chosen.length && Number.isInteger(value) && value >= 1) capSplits(chosen, value);
+});
 $("download").addEventListener("click", download);
 await listDatasets();
 await connect();

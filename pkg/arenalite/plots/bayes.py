@@ -1,7 +1,8 @@
-"""Plots of Bayesian signed-rank results: P(row better) heatmap and stacked bars per model."""
+"""Plots of Bayesian signed-rank results: P(row better) and P(equivalent) heatmaps, stacked bars."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -10,51 +11,88 @@ import pandas as pd
 from .style import PALETTE, figure_and_axes, shorten, tick_labels
 
 
-def probability_matrix(table: pd.DataFrame, models: list[str]) -> np.ndarray:
-    """models × models matrix of P(row better than column); NaN where no pair was compared."""
+def probability_matrix(table: pd.DataFrame, models: list[str],
+                       column: str = "better") -> np.ndarray:
+    """models × models matrix of P(row better than column), or with ``column="equiv"`` of
+    P(row and column practically equivalent); NaN where no pair was compared."""
     index = {m: i for i, m in enumerate(models)}
     a = table["model_a"].map(index).to_numpy(dtype=int)
     b = table["model_b"].map(index).to_numpy(dtype=int)
     matrix = np.full((len(models), len(models)), np.nan)
-    matrix[a, b] = table["p_a_better"].to_numpy(dtype=float)
-    matrix[b, a] = table["p_b_better"].to_numpy(dtype=float)
+    if column == "equiv":
+        matrix[a, b] = matrix[b, a] = table["p_equiv"].to_numpy(dtype=float)
+    else:
+        matrix[a, b] = table["p_a_better"].to_numpy(dtype=float)
+        matrix[b, a] = table["p_b_better"].to_numpy(dtype=float)
     return matrix
 
 
 def bayes_heatmap(table: pd.DataFrame, models: list[str], rope: float, *, ax: Any = None,
-                  figsize: tuple[float, float] | None = None, title: str | None = None) -> Any:
-    """Heatmap of P(row model better than column model); rows sorted by mean probability.
+                  figsize: tuple[float, float] | None = None, title: str | None = None,
+                  order: Sequence[str] | None = None) -> Any:
+    """Heatmaps of P(row model better than column model) and of P(practically equivalent).
 
-    Cells not compared (the diagonal, pairs left out) are blank. Values are written
-    in the cells when there are at most 15 models.
+    Rows and columns follow ``order`` (e.g. the leaderboard's; models not in it follow),
+    else the mean probability of being better. P(column better) is the mirrored cell of
+    the first map, so the two maps show all three outcomes. With ``ax`` only the first map
+    is drawn there. Cells not compared (the diagonal, pairs left out) are blank; values
+    are written in the cells when there are at most 15 models. Beyond 20 models the
+    maps are stacked, each as wide as the figure, so that 80 names stay legible.
     """
-    matrix = probability_matrix(table, models)
+    better = probability_matrix(table, models)
     # every compared pair fills both (a, b) and (b, a): a kept row is never all NaN
-    keep = np.flatnonzero(np.isfinite(matrix).any(axis=1))
-    matrix = matrix[np.ix_(keep, keep)]
+    keep = np.flatnonzero(np.isfinite(better).any(axis=1))
     names = [models[i] for i in keep]
-    order = np.argsort(-np.nanmean(matrix, axis=1), kind="stable")
-    matrix = matrix[np.ix_(order, order)]
-    names = [names[i] for i in order]
+    if order is not None:
+        rank = {m: i for i, m in enumerate(order)}
+        positions = np.array([rank.get(m, len(rank)) for m in names], dtype=float)
+        picked = np.argsort(positions, kind="stable")
+    else:
+        sub = better[np.ix_(keep, keep)]
+        picked = np.argsort(-np.nanmean(sub, axis=1), kind="stable")
+    index = keep[picked]
+    names = [models[i] for i in index]
+    maps = [(better[np.ix_(index, index)], "P(row better than column)"),
+            (probability_matrix(table, models, "equiv")[np.ix_(index, index)],
+             f"P(practically equivalent, within ±{rope:g})")]
     k = len(names)
     labels, size = tick_labels(names)
-    side = min(3.0 + 0.45 * k, 14.0)
-    fig, ax = figure_and_axes(ax, figsize, default_size=(side + 1.5, side))
-    image = ax.imshow(np.ma.masked_invalid(matrix), cmap="viridis", vmin=0.0, vmax=1.0,
-                      aspect="auto")
-    ax.set_xticks(np.arange(k), labels, fontsize=size, rotation=45 if k <= 20 else 90,
-                  ha="right" if k <= 20 else "center")
-    ax.set_yticks(np.arange(k), labels, fontsize=size)
-    ax.set_xlabel("column model")
-    ax.set_ylabel("row model")
-    if k <= 15:
-        rows, cols = np.nonzero(np.isfinite(matrix))
-        for r, c in zip(rows, cols, strict=True):
-            value = matrix[r, c]
-            ax.text(c, r, f"{value:.2f}", ha="center", va="center", fontsize=8,
-                    color="black" if value > 0.6 else "white")
-    fig.colorbar(image, ax=ax, label="P(row better than column)")
-    ax.set_title(title or f"Bayesian signed-rank test: P(row better), ROPE ±{rope:g}")
+    # inches per cell: at 80 models each map still fits a 10-inch page, labels at 5.5 pt
+    cell = 0.45 if k <= 15 else 0.3 if k <= 20 else 0.14 if k <= 40 else 0.09
+    side = max(3.0, cell * k + 0.07 * max(map(len, labels)) + 0.6)
+    stacked = k > 20
+    if ax is not None:
+        fig, axes = ax.figure, [ax]
+        maps = maps[:1]
+    else:
+        from matplotlib.figure import Figure
+
+        shape = (2, 1) if stacked else (1, 2)
+        default = (side + 1.4, 2 * side + 1.6) if stacked else (2 * side + 2.8, side + 0.8)
+        fig = Figure(figsize=figsize or default, layout="constrained")
+        axes = list(fig.subplots(*shape).ravel())
+    for axis, (matrix, label) in zip(axes, maps, strict=False):
+        image = axis.imshow(np.ma.masked_invalid(matrix), cmap="viridis", vmin=0.0, vmax=1.0,
+                            aspect="equal" if ax is None else "auto")
+        axis.set_xticks(np.arange(k), labels, fontsize=size, rotation=45 if k <= 20 else 90,
+                        ha="right" if k <= 20 else "center")
+        axis.set_yticks(np.arange(k), labels, fontsize=size)
+        axis.set_xlabel("column model")
+        axis.set_ylabel("row model")
+        axis.set_title(label, fontsize=10)
+        if k <= 15:
+            rows, cols = np.nonzero(np.isfinite(matrix))
+            for r, c in zip(rows, cols, strict=True):
+                value = matrix[r, c]
+                axis.text(c, r, f"{value:.2f}", ha="center", va="center", fontsize=8,
+                          color="black" if value > 0.6 else "white")
+        fig.colorbar(image, ax=axis, label="posterior probability", shrink=0.8)
+    where = "" if order is None else ", leaderboard order"
+    heading = title or f"Bayesian signed-rank test, ROPE ±{rope:g}{where}"
+    if ax is None:
+        fig.suptitle(heading)
+    else:
+        ax.set_title(title or f"Bayesian signed-rank test: P(row better), ROPE ±{rope:g}")
     return fig
 
 

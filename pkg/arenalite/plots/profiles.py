@@ -38,6 +38,18 @@ def ratio_ticks(end: float, min_gap: float = 0.12) -> np.ndarray:
     return np.array(keep)
 
 
+SHOWN_SHARE = 0.98
+"""The default τ axis ends where this share of all model × dataset ratios lies within τ."""
+
+
+def view_end(taus: np.ndarray, rho: np.ndarray, share: float = SHOWN_SHARE) -> float:
+    """Where the τ axis ends by default: the smallest breakpoint at which ``share`` of all
+    model × dataset ratios are within τ (ρ averaged over models, T × M ``rho``), so that a
+    few far-off ratios do not squeeze every profile into the axis's first tenth."""
+    within = np.asarray(rho, dtype=float).mean(axis=1)
+    return float(taus[min(int(np.searchsorted(within, share - 1e-12)), len(taus) - 1)])
+
+
 def profile_plot(
     taus: np.ndarray,
     rho: pd.DataFrame,
@@ -48,11 +60,14 @@ def profile_plot(
     title: str | None = None,
     model_colors: Any = None,
     max_label: int = 40,
+    tau_max: float | None = None,
 ) -> Any:
     """Draw ρ_i(τ) as right-continuous steps against τ on a log axis, legend with AUP.
 
-    ``rho``'s columns are the models best first (by AUP). The lines run on to a small
-    margin past the largest ratio so the last step shows. ``model_colors``: a
+    ``rho``'s columns are the models best first (by AUP). The axis runs to ``tau_max``;
+    by default to :func:`view_end` (where 98 % of the ratios lie), and the label says
+    where it was cut; the lines run on to a small margin past it so the last step shows.
+    AUP is always the area up to the largest ratio. ``model_colors``: a
     {model: colour} dict or a list in column order; given, every model gets its colour.
     Names longer than ``max_label`` characters are shortened in the middle.
     """
@@ -62,8 +77,10 @@ def profile_plot(
     colors = model_colors_for(model_colors, models[:coloured])  # all of them when given
     outside = coloured > 8 or max(len(str(m)) for m in models) > 30
     fig, ax = figure_and_axes(ax, figsize, default_size=(10.0 if outside else 7.5, 4.8))
-    end = float(taus[-1]) * 1.05 if taus[-1] > 1.0 else 1.05
-    x = np.append(taus, end)
+    largest = float(taus[-1])
+    shown = view_end(taus, rho.to_numpy()) if tau_max is None else float(tau_max)
+    end = shown * 1.05 if shown > 1.0 else 1.05
+    x = np.append(taus, max(end, largest))
     labels = axis_labels(models[:coloured], max_label)
     for k in range(n - 1, -1, -1):  # the best drawn last, on top
         model = models[k]
@@ -82,7 +99,9 @@ def profile_plot(
     ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
     ax.set_xticks([], minor=True)
     ax.set_ylim(0.0, 1.02)
-    ax.set_xlabel("τ: ratio to the best score on each dataset (log scale)")
+    cut = (f"\naxis cut at τ = {shown:.3g}, {SHOWN_SHARE:.0%} of the ratios; the largest is "
+           f"{largest:.3g}" if tau_max is None and shown < largest else "")
+    ax.set_xlabel(f"τ: ratio to the best score on each dataset (log scale){cut}")
     ax.set_ylabel("share of datasets within τ of the best")
     ax.set_title(title or "Performance profiles (higher and further left is better)")
     ax.grid(alpha=0.3)

@@ -42,10 +42,15 @@ class CompareResult(Result):
         self.results = results
 
     def plot(self, ax: Any = None, figsize: tuple[float, float] | None = None,
-             title: str | None = None) -> Any:
+             title: str | None = None, order: Any = None) -> Any:
+        """Heatmap of the ranks, one row per model (table order, or ``order``, a list of
+        models, e.g. the leaderboard's)."""
         from ..plots.heatmap import heatmap
 
         grid = self.table.set_index("model")[list(METHODS)]
+        if order is not None:
+            first = [m for m in order if m in grid.index]
+            grid = grid.loc[first + [m for m in grid.index if m not in set(first)]]
         grid.columns.name = "method"
         return heatmap(grid, ax=ax, figsize=figsize, fmt="{:.0f}", cmap="cividis_r",
                        title=title or "Rank by method (1 = best)", colorbar_label="rank",

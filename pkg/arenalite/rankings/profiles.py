@@ -66,6 +66,19 @@ def evaluate_profile(taus: np.ndarray, rho: np.ndarray, at: np.ndarray) -> np.nd
     return out
 
 
+def step_points(taus: np.ndarray, rho: pd.DataFrame) -> pd.DataFrame:
+    """The profiles' step points only: per model (``rho``'s columns, T × M), τ = 1 and each τ
+    where its fraction changes (tau, model, fraction_within_tau), at most M × (D + 1) rows
+    instead of the M × T of the full grid; the step function is the same."""
+    values = rho.to_numpy(dtype=float)
+    changes = np.ones(values.shape, dtype=bool)
+    changes[1:] = values[1:] != values[:-1]
+    model, tau = np.nonzero(changes.T)  # model-major: each model's steps, τ ascending
+    return pd.DataFrame({"tau": np.asarray(taus, dtype=float)[tau],
+                         "model": np.asarray(rho.columns, dtype=object)[model],
+                         "fraction_within_tau": values[tau, model]})
+
+
 class ProfileResult(Result):
     """Exact performance-profile steps (tau, model, fraction_within_tau) with AUP.
 
@@ -83,13 +96,14 @@ class ProfileResult(Result):
         self._benchmark = benchmark
 
     def plot(self, ax: Any = None, figsize: tuple[float, float] | None = None,
-             title: str | None = None, model_colors: Any = None) -> Any:
-        """Steps on a log-scaled τ axis; ``model_colors`` a {model: colour} dict or a list in
-        AUP order."""
+             title: str | None = None, model_colors: Any = None,
+             tau_max: float | None = None) -> Any:
+        """Steps on a log-scaled τ axis up to ``tau_max`` (default: where 98 % of the ratios
+        lie); ``model_colors`` a {model: colour} dict or a list in AUP order."""
         from ..plots.profiles import profile_plot
 
         return profile_plot(self.taus, self.rho, self.aup, ax=ax, figsize=figsize, title=title,
-                            model_colors=model_colors)
+                            model_colors=model_colors, tau_max=tau_max)
 
     def stability(self, methods: Any = None) -> pd.DataFrame:
         """Drop the top model by AUP; per method, did the order of the others change?

@@ -130,8 +130,9 @@ class BayesianResult(Result):
     method = "bayesian"
 
     def plot(self, ax: Any = None, figsize: tuple[float, float] | None = None,
-             title: str | None = None) -> Any:
-        """Reference mode: stacked bars per model; otherwise a heatmap of P(row better)."""
+             title: str | None = None, order: Any = None) -> Any:
+        """Reference mode: stacked bars per model; otherwise heatmaps of P(row better) and
+        P(equivalent), rows and columns in ``order`` (a list of models) when given."""
         from ..plots.bayes import bayes_heatmap, bayes_stacked_bars
 
         rope = self.params["rope"]
@@ -140,7 +141,7 @@ class BayesianResult(Result):
             return bayes_stacked_bars(self.table, reference, rope, ax=ax, figsize=figsize,
                                       title=title)
         return bayes_heatmap(self.table, self.params["models"], rope, ax=ax, figsize=figsize,
-                             title=title)
+                             title=title, order=order)
 
 
 def bayesian_comparison(benchmark: Benchmark, rope: float = 0.01, reference: str | None = None,
