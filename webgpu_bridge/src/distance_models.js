@@ -2,33 +2,18 @@
 // then top-k + vote (knn) or softmax over all context rows (attention).
 import { columnStats, gpuLabels, standardize, storeBatch, targetStats } from "./data.js";
 import { batchRows, now, workgroups } from "./engine.js";
+import { modelEntry } from "./models.js";
 
 const MAX_DIST_VALUES = 1 << 22;
-/** Largest k the top-k kernel (kernels/knn.wgsl) keeps per query row. */
-export const KNN_MAX_K = 64;
+/** Largest k the top-k kernel (kernels/knn.wgsl) keeps per query row (the registry's max_webgpu). */
+export const KNN_MAX_K = modelEntry("knn").params.k.max_webgpu;
 
-function checkedK(model, n) {
-  const k = model.k ?? 5;
-  if (!Number.isInteger(k) || k < 1) throw new RangeError(`knn: k must be a positive integer, got ${k}`);
-  const kk = Math.min(k, n);
-  if (kk > KNN_MAX_K) throw new RangeError(`knn: k = ${k} exceeds ${KNN_MAX_K}, the top-k kernel's limit`);
-  return kk;
-}
-
-function checkedTemperature(model, F) {
-  const t = model.temperature ?? F;
-  if (!Number.isFinite(t) || t <= 0) {
-    throw new RangeError(`attention: temperature must be a positive number, got ${t}`);
-  }
-  return t;
-}
-
-/** Run knn or attention on validated data `d`; resolves to {output, timings}. */
+/** Run knn or attention (model checked by the Bridge) on validated data `d`; resolves to {output, timings}. */
 export async function runDistanceModel(engine, model, d) {
   const { n, m, F, C, task } = d;
   const isKnn = model.name === "knn";
-  const k = isKnn ? checkedK(model, n) : 0;
-  const invT = isKnn ? 0 : 1 / checkedTemperature(model, F);
+  const k = isKnn ? Math.min(model.k, n) : 0;
+  const invT = isKnn ? 0 : 1 / (model.temperature ?? F);
   const B = batchRows(model, Math.max(1, Math.floor(MAX_DIST_VALUES / n)), m);
   const [pDist, pTop, pVote] = await Promise.all([
     engine.pipeline("knn", "distances"), engine.pipeline("knn", "topk"),

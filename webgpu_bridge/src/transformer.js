@@ -3,6 +3,7 @@
 // run in batches that attend to those cached keys/values only.
 import { columnStats, gpuLabels, standardize, storeBatch, targetStats } from "./data.js";
 import { batchRows, now, workgroups } from "./engine.js";
+import { checkLimits } from "./models.js";
 
 const weightBuffers = new WeakMap();
 
@@ -19,17 +20,6 @@ function uploadWeights(engine, weights) {
     perEngine.set(engine, buffers);
   }
   return buffers;
-}
-
-/** Throw when the data do not fit the weights (features > d_in or classes > max_classes). */
-function checkFits(cfg, { F, C }) {
-  if (F > cfg.d_in) {
-    throw new RangeError(`icl_transformer: ${F} features exceed the weights' d_in = ${cfg.d_in}`);
-  }
-  if (C > cfg.max_classes) {
-    throw new RangeError(`icl_transformer: ${C} classes exceed the weights' max_classes = ` +
-      `${cfg.max_classes}`);
-  }
 }
 
 const PIPELINES = ["matmul", "gelu_mlp", "layer_norm", "attention", "head", "embed"];
@@ -197,9 +187,10 @@ async function queryBatches(enc, d, queries, B, tstats, timings) {
   return output;
 }
 
-/** icl_transformer on validated data `d`; resolves to {output, timings}. */
-export async function runTransformer(engine, model, d, weights) {
-  checkFits(weights.config, d);
+/** icl_transformer (model.weights loaded) on validated data `d`; resolves to {output, timings}. */
+export async function runTransformer(engine, model, d) {
+  const { weights } = model;
+  checkLimits("icl_transformer", { features: d.F, classes: d.C || null }, weights.config);
   const B = batchRows(model, 1024, d.m);
   const enc = await Encoder.create(engine, weights, d.n);
   const timings = { embed: 0, layers: new Array(weights.config.n_layers).fill(0), head: 0, total: 0, batches: 0 };

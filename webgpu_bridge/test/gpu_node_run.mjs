@@ -5,7 +5,7 @@ import { create, globals } from "webgpu";
 import { Bridge } from "../src/index.js";
 import { loadWeights } from "../src/weights.js";
 import { SMALL_CONFIG, makeData, makeWeights } from "./fixtures.js";
-import { refDistanceModel, refTransformer } from "./reference.js";
+import { REFERENCES } from "./reference.js";
 
 Object.assign(globalThis, globals);
 const keepAlive = setInterval(() => {}, 1000);
@@ -17,7 +17,7 @@ for (const task of ["binary", "multiclass", "regression"]) {
   for (const model of [{ name: "knn", k: 5 }, { name: "attention" },
     { name: "icl_transformer", weights, batchRows: 10 }]) {
     const { output, timings } = await bridge.predict(model, d);
-    const ref = model.name === "icl_transformer" ? refTransformer(weights, d) : refDistanceModel(model, d);
+    const ref = REFERENCES[model.name](model, d);
     let maxDiff = 0;
     for (let i = 0; i < ref.length; i++) maxDiff = Math.max(maxDiff, Math.abs(output[i] - ref[i]));
     report.runs.push({ task, model: model.name, n: ref.length, outLen: output.length, maxDiff, timings });

@@ -89,7 +89,7 @@ test("modelLabel follows arenalite.models.model_label", () => {
   assert.equal(modelLabel({ name: "attention", temperature: 2.5 }), "attention(temperature=2.5)");
   assert.equal(modelLabel({ name: "icl_transformer", weights: null }), "icl_transformer");
   assert.equal(modelLabel({ name: "knn", label: "nn" }), "nn");
-  assert.throws(() => modelLabel({ name: "svm" }), /unknown model name "svm"/);
+  assert.throws(() => modelLabel({ name: "svm" }), /unknown model name 'svm'; known models are \['knn', /);
 });
 
 test("datasetMatrix drops the split file's excluded columns and checks lengths", () => {
