@@ -6,7 +6,7 @@ export { COMMON_KEYS, MODELS, REGISTRY, checkLimits, checkModel, checkTask, mode
 export { runSplits, datasetMatrix } from "./runner.js";
 export { parseSplits } from "./splits.js";
 export { RESULT_COLUMNS, resultRow } from "./results.js";
-export { rocAuc, logLoss, rmse, taskScore } from "./metrics.js";
+export { TIE_TOLERANCE, mergeNearTies, rocAuc, logLoss, rmse, taskScore } from "./metrics.js";
 export { loadWeights, parseWeights, expectedShapes, sha256Hex } from "./weights.js";
 export { validateData, columnStats, standardize, targetStats } from "./data.js";
 export { describeAdapter } from "./gpu.js";
