@@ -31,7 +31,7 @@ export default [
     languageOptions: { globals: { ...globals.browser, ...webgpu } },
   },
   {
-    files: ["test/**/*.js", "test/**/*.mjs", "eslint.config.js"],
+    files: ["test/**/*.js", "test/**/*.mjs", "bin/**/*.mjs", "bench/**/*.mjs", "eslint.config.js"],
     languageOptions: { globals: { ...globals.node, ...webgpu } },
   },
 ];

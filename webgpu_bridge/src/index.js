@@ -10,4 +10,4 @@ export { TIE_TOLERANCE, mergeNearTies, rocAuc, logLoss, rmse, taskScore } from "
 export { loadWeights, parseWeights, expectedShapes, sha256Hex } from "./weights.js";
 export { validateData, columnStats, standardize, targetStats } from "./data.js";
 export { describeAdapter } from "./gpu.js";
-export { KERNELS, loadKernel } from "./kernels.js";
+export { KERNELS, MATMUL_TILE, loadKernel } from "./kernels.js";

@@ -3,6 +3,7 @@
 // run in batches that attend to those cached keys/values only.
 import { columnStats, gpuLabels, standardize, storeBatch, targetStats } from "./data.js";
 import { batchRows, now, workgroups } from "./engine.js";
+import { MATMUL_TILE } from "./kernels.js";
 import { checkLimits } from "./models.js";
 import { StageTimer } from "./timing.js";
 
@@ -64,7 +65,7 @@ class Encoder {
   matmul(pass, role, a, M, K, N, weight, bias, out, accumulate = 0) {
     const u = this.engine.uniform(role, [["u32", M], ["u32", K], ["u32", N], ["u32", accumulate]]);
     this.engine.dispatch(pass, this.p.matmul, { 0: u, 1: a, 2: this.w(weight), 3: this.w(bias), 4: out },
-      [workgroups(N, 16), workgroups(M, 16), 1]);
+      [workgroups(N, MATMUL_TILE.cols), workgroups(M, MATMUL_TILE.rows), 1]);
   }
 
   layerNorm(pass, role, x, rows, prefix, out) {
