@@ -9,7 +9,7 @@ export default [
   { ignores: ["node_modules/"] },
   js.configs.recommended,
   {
-    languageOptions: { ecmaVersion: 2024, sourceType: "module" },
+    languageOptions: { ecmaVersion: 2025, sourceType: "module" },
     rules: {
       "no-unused-vars": ["error", { argsIgnorePattern: "^_" }],
       "prefer-const": "error",

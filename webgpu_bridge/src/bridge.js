@@ -89,7 +89,8 @@ export class Bridge {
    * Predict with `model` ({name, ...params} of a registry model, optional label and
    * batchRows; unknown keys are an error) on
    * `data` ({xTrain, yTrain, xTest, nFeatures, task, nClasses}). Resolves to
-   * {output: Float32Array, timings: {embed, layers, head, total, batches[, warmup]}}.
+   * {output: Float32Array, timings: {embed, layers, head, total, batches, gpu[, warmup]}}
+   * (gpu: the same stages from GPU timestamps, null without timestamp-query).
    * With {warmup: true} an untimed pass runs first (pipeline compilation, allocation);
    * its wall time is reported as timings.warmup and appended to bridge.warmups.
    */

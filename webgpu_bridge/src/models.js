@@ -2,10 +2,12 @@
 // per model with its parameters, defaults, bounds, tasks and limits), and the checks and
 // results-table labels built from it, shared by the device layer (bridge.js), the
 // orchestration layer (runner.js) and the timing page. Messages match Python's.
-import { readText } from "./io.js";
+// A JSON module (part of the module graph, so importing the bridge stays synchronous
+// after loading: a Web Worker that sets onmessage after its imports gets every message).
+import registry from "./registry.json" with { type: "json" };
 
 /** The registry file's entries, in its order. */
-export const REGISTRY = JSON.parse(await readText(new URL("./registry.json", import.meta.url))).models;
+export const REGISTRY = registry.models;
 export const MODELS = REGISTRY.map((e) => e.name);
 /** Keys a model object may carry besides its parameters (batchRows: the bridge's query batch). */
 export const COMMON_KEYS = ["name", "label", "batchRows"];
