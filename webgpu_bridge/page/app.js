@@ -196,13 +196,14 @@ function showResults(rows, warmups) {
   const summaries = summarize(rows, warmups);
   const head = document.createElement("tr");
   for (const h of ["Model", "Dataset", "Metric", "Score", "Splits", "Embed ms", "Layers ms", "Head ms",
-    "Total ms", "Rows/s", "Warm-up ms"]) head.append(cell("th", h, { scope: "col" }));
+    "Total ms", "GPU ms", "Rows/s", "Warm-up ms"]) head.append(cell("th", h, { scope: "col" }));
   const body = summaries.map((s) => {
     const tr = document.createElement("tr");
     const score = s.score.mean.toFixed(4) + (s.score.se === null ? "" : ` ± ${s.score.se.toFixed(4)}`);
     tr.append(cell("th", s.model, { scope: "row" }), cell("td", s.dataset), cell("td", s.metric),
       cell("td", score), cell("td", String(s.nSplits)), msCell(s.embed), msCell(s.layers),
-      msCell(s.head), msCell(s.total), cell("td", formatNumber(s.rowsPerS)),
+      msCell(s.head), msCell(s.total), s.gpuTotal ? msCell(s.gpuTotal) : cell("td", "–"),
+      cell("td", formatNumber(s.rowsPerS)),
       cell("td", formatNumber(s.warmupMs)));
     return tr;
   });

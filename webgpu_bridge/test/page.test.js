@@ -38,6 +38,8 @@ test("summarize groups by model × dataset in first-seen order with warm-ups apa
   assert.equal(knn.nSplits, 2);
   assert.deepEqual(knn.total, { median: 7, min: 6, max: 8 });
   assert.equal(knn.warmupMs, 42);
+  assert.deepEqual(knn.gpuTotal, { median: 2, min: 2, max: 2 });
+  assert.equal(summarize([row({ gpu_total_ms: null })])[0].gpuTotal, null);
   assert.equal(attention.warmupMs, null);
 });
 
