@@ -110,7 +110,7 @@ function listModels() {
       const input = document.createElement("input");
       for (const [k, v] of Object.entries(attrs)) input.setAttribute(k, v);
       div.append(cell("label", key, { for: attrs.id, class: "param" }), input);
-      if (e.params[key].help) div.append(cell("span", e.params[key].help, { class: "help" }));
+      if (e.params[key].help) div.append(cell("span", e.params[key].help, { id: `${attrs.id}-help`, class: "help" }));
     }
     return div;
   });

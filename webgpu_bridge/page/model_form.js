@@ -11,8 +11,9 @@ export function paramInput(entry, key) {
   if (spec.min !== undefined || spec.exclusive_min !== undefined) attrs.min = String(spec.min ?? spec.exclusive_min);
   if (Number.isFinite(max)) attrs.max = String(max);
   if (spec.default !== null) attrs.value = String(spec.default);
-  if (spec.nullable) attrs.placeholder = spec.help ?? "";
+  if (spec.nullable) attrs.placeholder = "default";
   else attrs.required = "";
+  if (spec.help) attrs["aria-describedby"] = `${attrs.id}-help`;
   return attrs;
 }
 
