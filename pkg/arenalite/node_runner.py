@@ -8,8 +8,8 @@ as the timing page's "Download results CSV" does (``runner=webgpu``, ``device`` 
 adapter, GPU timestamp columns filled when the adapter offers ``timestamp-query``).
 ``arenalite run --runner webgpu`` calls it.
 
-It needs a source checkout's ``webgpu_bridge/`` with ``npm ci`` run in it, Node.js 20 or
-newer, and a Vulkan loader (``libvulkan.so.1``) with a driver: a GPU vendor's, or the
+It needs a source checkout's ``webgpu_bridge/`` with ``npm ci`` run in it, Node.js 20.10
+or newer, and a Vulkan loader (``libvulkan.so.1``) with a driver: a GPU vendor's, or the
 SwiftShader software driver Debian's ``chromium`` ships (``vulkan_icd=
 "/usr/lib/chromium/vk_swiftshader_icd.json"``, which also puts the loader beside it on
 ``LD_LIBRARY_PATH``). Anything missing is one :class:`NodeRunnerError` that says what.
@@ -35,7 +35,8 @@ from .models.weights import DEFAULT_PATH
 BRIDGE_ENV = "ARENALITE_WEBGPU_BRIDGE"
 CHECKOUT_BRIDGE = Path(__file__).resolve().parents[2] / "webgpu_bridge"
 SCRIPT = Path("bin") / "run_splits.mjs"
-MIN_NODE = 20
+MIN_NODE = (20, 10)
+"""Node.js 20.10 or newer: the bridge imports its registry as a JSON module (``with``)."""
 
 
 class NodeRunnerError(OSError):
@@ -53,16 +54,16 @@ def find_bridge(bridge_dir: str | PathLike | None = None) -> Path:
 
 
 def find_node(node: str | None = None) -> str:
-    """The ``node`` executable (Node.js ≥ 20)."""
+    """The ``node`` executable (Node.js ≥ 20.10)."""
     found = shutil.which(node or "node")
     if found is None:
         raise NodeRunnerError(f"node not found on PATH: --runner webgpu needs Node.js "
-                              f"{MIN_NODE} or newer")
+                              f"{MIN_NODE[0]}.{MIN_NODE[1]} or newer")
     version = subprocess.run([found, "--version"], capture_output=True, text=True).stdout
-    major = re.match(r"v(\d+)\.", version.strip())
-    if not major or int(major.group(1)) < MIN_NODE:
+    got = re.match(r"v(\d+)\.(\d+)", version.strip())
+    if not got or (int(got.group(1)), int(got.group(2))) < MIN_NODE:
         raise NodeRunnerError(f"{found} is Node.js {version.strip() or '(unknown version)'}; "
-                              f"--runner webgpu needs {MIN_NODE} or newer")
+                              f"--runner webgpu needs {MIN_NODE[0]}.{MIN_NODE[1]} or newer")
     return found
 
 
