@@ -96,8 +96,10 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         clean = urlsplit(path).path
         for prefix, folder in self.mounts.items():
             if clean.startswith(prefix):
-                target = (folder / clean[len(prefix):]).resolve()
-                if folder.resolve() in (target, *target.parents):
+                # normpath, not resolve(): ".." cannot leave the folder, while a link in it
+                # (src/registry.json → the package's registry) is still served
+                target = Path(os.path.normpath(folder / clean[len(prefix):]))
+                if folder in (target, *target.parents):
                     return str(target)
         return str(Path(tempfile.gettempdir()) / "arenalite-harness-missing")
 

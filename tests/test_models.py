@@ -155,7 +155,8 @@ BAD = [
     (dict(model={"name": "forest"}), ValueError, "unknown model name 'forest'"),
     (dict(model="knn"), TypeError, "model must be a dict"),
     (dict(model={"name": "knn", "kk": 3}), ValueError, r"unknown parameters \['kk'\]"),
-    (dict(model={"name": "knn", "k": 0}), ValueError, "'k' must be a positive integer, got 0"),
+    (dict(model={"name": "knn", "k": 0}), ValueError,
+     "knn parameter 'k' must be an integer ≥ 1, got 0"),
     (dict(model={"name": "attention", "temperature": -1.0}), ValueError, "temperature"),
     (dict(model={"name": "icl_transformer", "weights": 3}), TypeError, "'weights'"),
     (dict(task="ranking"), ValueError, "task must be one of"),
@@ -171,9 +172,10 @@ BAD = [
     (dict(n_classes=3), ValueError, "n_classes must be 2 for task 'binary'"),
     (dict(task="regression", n_classes=2), ValueError, "n_classes must be None"),
     (dict(task="multiclass", n_classes=11, model={"name": "icl_transformer"}), ValueError,
-     "max_classes=10 classes, got n_classes=11"),
+     "icl_transformer takes at most 10 classes \\(the weights' max_classes\\), got 11"),
     (dict(X_train=np.zeros((6, 33)), X_test=np.zeros((1, 33)),
-          model={"name": "icl_transformer"}), ValueError, "at most d_in=32 features, got 33"),
+          model={"name": "icl_transformer"}), ValueError,
+     r"at most 32 features \(the weights' d_in\), got 33"),
 ]
 
 

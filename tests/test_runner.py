@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -11,7 +12,16 @@ import pytest
 import arenalite
 import arenalite.datasets as D
 from arenalite import progress
-from arenalite.runner import COLUMNS, run, summarize
+from arenalite.runner import (
+    BASE_COLUMNS,
+    COLUMNS,
+    GPU_COLUMNS,
+    TIE_TOLERANCE,
+    merge_near_ties,
+    run,
+    summarize,
+    task_metric,
+)
 from arenalite.splits import make_splits
 
 MODELS = [{"name": "knn", "k": 5}, {"name": "attention"}, {"name": "icl_transformer"}]
@@ -57,6 +67,8 @@ def test_results_table(serial, small):
         list).to_dict() == {n: [ds.n_rows] for n, ds in data.items()}
     assert (serial["runner"] == "python").all()
     assert (serial[TIMING] > 0).to_numpy().all()
+    assert COLUMNS[:len(BASE_COLUMNS)] == BASE_COLUMNS and COLUMNS[-4:] == GPU_COLUMNS
+    assert serial[GPU_COLUMNS].isna().all().all()   # no GPU timestamps in the Python runner
     assert np.allclose(serial["rows_per_s"], serial["n_test"] / (serial["total_ms"] / 1e3))
 
 
@@ -157,3 +169,36 @@ def test_excluded_leakage_columns_are_dropped_from_the_features(small):
     np.testing.assert_array_equal(excluded["score"], clean["score"])
     assert (excluded[["n_train", "n_test"]] == clean[["n_train", "n_test"]]).all().all()
     assert not np.array_equal(leaked["score"], clean["score"])
+
+
+def test_old_results_csv_without_gpu_columns_still_loads(tmp_path):
+    """A table written before the gpu_* columns (the shipped page example) loads and
+    summarizes; a new table round-trips its empty GPU fields as NaN."""
+    old = Path(__file__).resolve().parents[1] / "content" / "webgpu_results_example.csv"
+    table = pd.read_csv(old)
+    assert list(table.columns) == BASE_COLUMNS
+    assert len(summarize(table)) == table.groupby(["dataset", "model"]).ngroups
+    bench = arenalite.load_csv(old, seed="seed")
+    assert set(bench.models_) == set(table["model"])
+    new = tmp_path / "new.csv"
+    run(["iris"], {"iris": make_splits(150, "multiclass", y=D.load("iris").y, dataset="iris",
+                                       n_repeats=1)}, [{"name": "knn"}, {"name": "attention"}],
+        progress=False).to_csv(new, index=False)
+    back = pd.read_csv(new)
+    assert list(back.columns) == COLUMNS and back[GPU_COLUMNS].isna().all().all()
+    assert len(arenalite.load_csv(new, seed="seed").models_) == 2
+
+
+def test_merge_near_ties_makes_float32_near_ties_exact_ties():
+    rng = np.random.default_rng(3)
+    exact = np.repeat(rng.uniform(0.05, 0.95, 12), 8)       # tie-heavy: 12 values × 8
+    y = rng.integers(0, 2, exact.size)
+    y[:2] = [0, 1]
+    noisy = exact.astype(np.float32).astype(np.float64) + rng.uniform(-5e-7, 5e-7, exact.size)
+    assert arenalite.metrics.roc_auc(y, exact) != arenalite.metrics.roc_auc(y, noisy)
+    both = [task_metric("binary", y, np.c_[1 - p, p])[0] for p in (exact, noisy)]
+    assert both[0] == both[1] == arenalite.metrics.roc_auc(y, exact)
+    merged = merge_near_ties(np.array([0.5, 0.2, 0.5 + 4e-6, 0.5 + 8e-6, 0.51]))
+    assert merged.tolist() == [0.5, 0.2, 0.5, 0.5, 0.51]
+    assert merge_near_ties(np.array([0.3, 0.3 + 2 * TIE_TOLERANCE])).tolist() == [
+        0.3, 0.3 + 2 * TIE_TOLERANCE]

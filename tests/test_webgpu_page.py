@@ -24,7 +24,7 @@ import pandas as pd
 import pytest
 
 import arenalite
-from arenalite import datasets, runner, splits
+from arenalite import datasets, models, node_runner, runner, splits
 from browser_harness import chromium, float32_dataset, playwright_session, serving, site_build
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,7 +70,7 @@ def test_build_exports_every_bundled_dataset_with_its_persisted_splits(site: Pat
         assert exported["featureNames"] == list(ds.feature_names)
         np.testing.assert_array_equal(np.reshape(exported["x"], ds.X.shape), ds.X)
         np.testing.assert_array_equal(exported["y"], ds.y)
-    for name in ("index.html", "app.js", "summary.js", "chart.js", "style.css"):
+    for name in ("index.html", "app.js", "summary.js", "model_form.js", "chart.js", "style.css"):
         assert (site / "webgpu" / name).is_file(), name
 
 
@@ -104,16 +104,23 @@ def test_page_is_linked_from_the_landing_page_notebook_06_and_the_report(site: P
         (ROOT / "build.py").read_text())
 
 
-def python_results(site: Path) -> pd.DataFrame:
-    """The Python runner on the first N_SPLITS splits of the page's own split files
-    (float32-rounded features, as the bridge sees them)."""
+def chosen_splits(site: Path) -> dict[str, dict]:
+    """The first N_SPLITS splits (one whole repeat, as the page runs them) of the page's
+    own split files."""
     data = site / "webgpu" / "data"
     chosen = {}
     for name in RUN:
         persisted = splits.load(data / f"{name}.splits.json")
-        assert persisted["n_folds"] == N_SPLITS      # one whole repeat, as the page runs it
+        assert persisted["n_folds"] == N_SPLITS
         chosen[name] = {**persisted, "n_repeats": 1, "splits": persisted["splits"][:N_SPLITS]}
-    return runner.run({n: float32_dataset(n) for n in RUN}, chosen, MODELS, progress=False)
+    return chosen
+
+
+def python_results(site: Path) -> pd.DataFrame:
+    """The Python runner on the page's first splits (float32-rounded features, as the
+    bridge sees them)."""
+    return runner.run({n: float32_dataset(n) for n in RUN}, chosen_splits(site), MODELS,
+                      progress=False)
 
 
 @pytest.mark.browser
@@ -132,6 +139,8 @@ def test_page_runs_models_and_downloads_the_runner_table(site: Path, served: str
                            "d.textContent])")
         assert all(dd_hidden == dt_hidden and (dd_hidden or text)
                    for dd_hidden, dt_hidden, text in fields), fields
+        form = page.eval_on_selector_all("#model-list input", """inputs => inputs.map(i =>
+            [i.id, i.type, i.getAttribute("min"), i.getAttribute("max"), i.value])""")
         for name in datasets.names():
             page.set_checked(f"#ds-{name}", name in RUN)
         page.fill("#n-splits", str(N_SPLITS))
@@ -151,6 +160,10 @@ def test_page_runs_models_and_downloads_the_runner_table(site: Path, served: str
         chart_bars = page.locator("#chart svg rect.chart-bar").count()
         blocked = list(browser.blocked)
     assert errors == [] and blocked == [], (errors, blocked)
+    # the model list and its inputs come from the registry
+    assert [f[0] for f in form if f[1] == "checkbox"] == [f"use-{m}" for m in models.MODELS]
+    assert ["knn-k", "number", "1", "64", "5"] in form
+    assert ["attention-temperature", "number", "0", None, ""] in form
     assert progress == [[N_SPLITS, N_SPLITS]] * (len(RUN) * len(MODELS))
     assert chart_bars == len(RUN) * len(MODELS)   # one bar per model × dataset
 
@@ -168,6 +181,21 @@ def test_page_runs_models_and_downloads_the_runner_table(site: Path, served: str
     for col in ("task", "metric", "repeat", "fold", "seed", "n_train", "n_test"):
         assert (both[f"{col}_web"] == both[f"{col}_py"]).all(), col
     np.testing.assert_allclose(both["score_web"], both["score_py"], atol=TOL, rtol=0)
+
+    # GPU timestamps beside the wall times (SwiftShader offers timestamp-query)
+    for stage in ("embed", "layers", "head", "total"):
+        assert (web[f"gpu_{stage}_ms"] >= 0).all() and (
+            web[f"gpu_{stage}_ms"] <= web[f"{stage}_ms"]).all(), stage
+
+    # the Node runner (dawn.node) on the same split files writes the same table
+    node_csv = node_runner.run_to_csv({n: float32_dataset(n) for n in RUN},
+                                      chosen_splits(site), MODELS, tmp_path / "node.csv",
+                                      vulkan_icd="/usr/lib/chromium/vk_swiftshader_icd.json")
+    node = pd.read_csv(node_csv)
+    assert list(node.columns) == list(web.columns)
+    paired = web.merge(node, on=keys, suffixes=("_web", "_node"), validate="one_to_one")
+    assert len(paired) == len(web)
+    np.testing.assert_allclose(paired["score_web"], paired["score_node"], atol=TOL, rtol=0)
 
     alone = arenalite.load_csv(csv, seed="seed")
     assert set(alone.elo_ranking(n_bootstrap=20, random_state=0).table["model"]) == {

@@ -9,7 +9,7 @@ export default [
   { ignores: ["node_modules/"] },
   js.configs.recommended,
   {
-    languageOptions: { ecmaVersion: 2024, sourceType: "module" },
+    languageOptions: { ecmaVersion: 2025, sourceType: "module" },
     rules: {
       "no-unused-vars": ["error", { argsIgnorePattern: "^_" }],
       "prefer-const": "error",
@@ -31,7 +31,7 @@ export default [
     languageOptions: { globals: { ...globals.browser, ...webgpu } },
   },
   {
-    files: ["test/**/*.js", "test/**/*.mjs", "eslint.config.js"],
+    files: ["test/**/*.js", "test/**/*.mjs", "bin/**/*.mjs", "bench/**/*.mjs", "eslint.config.js"],
     languageOptions: { globals: { ...globals.node, ...webgpu } },
   },
 ];

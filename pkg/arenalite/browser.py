@@ -127,19 +127,22 @@ def site_root(href: str) -> str:
 def model_payload(model: dict[str, Any], weights_url: str | None = None) -> dict[str, Any]:
     """The JS model dict: validated, defaults filled, ``label`` pinned to Python's label.
 
-    A transformer's ``weights`` must be a URL the page can fetch (``weights_url``) or None
-    for the bridge's default weights; a local path means nothing to the browser.
+    A weights parameter (registry type ``weights``, e.g. the transformer's ``weights``)
+    must be a URL the page can fetch (``weights_url``) or None for the bridge's default
+    weights; a local path means nothing to the browser.
     """
-    from .models import check_model, model_label
+    from .models import check_model, model_label, registry
 
     checked = check_model(model)
-    out = {k: v for k, v in checked.items() if k != "weights"}
+    out = {k: v for k, v in checked.items() if k != "label"}
     out["label"] = model_label(model)
-    if checked["name"] == "icl_transformer":
-        if checked["weights"] is not None and weights_url is None:
-            raise ValueError(f"model {out['label']!r}: weights={checked['weights']!r} is a "
-                             "local path; pass weights_url, a URL the browser can fetch")
-        out["weights"] = weights_url
+    for key, spec in registry.entry(checked["name"])["params"].items():
+        if spec["type"] != "weights":
+            continue
+        if checked[key] is not None and weights_url is None:
+            raise ValueError(f"model {out['label']!r}: {key}={checked[key]!r} is a local "
+                             "path; pass weights_url, a URL the browser can fetch")
+        out[key] = weights_url
     return out
 
 

@@ -348,7 +348,18 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--splits-dir", default=None,
                      help="read <dataset>.splits.json from here (default: make them)")
     run.add_argument("--workers", type=_count, default=0,
-                     help="processes in a ProcessPoolExecutor (default: 0, in this process)")
+                     help="processes in a ProcessPoolExecutor (default: 0, in this process; "
+                          "--runner python only)")
+    run.add_argument("--runner", choices=["python", "webgpu"], default="python",
+                     help="python: the numpy reference; webgpu: the WebGPU bridge under Node "
+                          "(dawn.node), writing the timing page's CSV (default: python)")
+    run.add_argument("--bridge-dir", default=None,
+                     help="with --runner webgpu: the webgpu_bridge/ folder, npm ci run in it "
+                          "(default: $ARENALITE_WEBGPU_BRIDGE, else the source checkout's)")
+    run.add_argument("--vulkan-icd", default=None, metavar="JSON",
+                     help="with --runner webgpu: the Vulkan driver manifest to use, e.g. "
+                          "/usr/lib/chromium/vk_swiftshader_icd.json (SwiftShader, software; "
+                          "default: the system's Vulkan drivers)")
     gate = table_command("gate", "non-inferiority gate of candidates against a reference")
     gate.add_argument("--candidate", action="append", required=True, metavar="MODEL",
                       help="model to test (repeatable; required, no default)")
@@ -465,7 +476,8 @@ def write_splits(names: Sequence[str], out: Path, **options: Any) -> list[Path]:
 
 
 def run_models(args: argparse.Namespace, out: Path) -> tuple[Path, Path]:
-    """Run the models on the datasets' splits; write results.csv and summary.csv."""
+    """Run the models on the datasets' splits (numpy, or WebGPU under Node with
+    ``--runner webgpu``); write results.csv and summary.csv."""
     from concurrent.futures import ProcessPoolExecutor
 
     from . import datasets, runner, splits
@@ -477,6 +489,19 @@ def run_models(args: argparse.Namespace, out: Path) -> tuple[Path, Path]:
         persisted = {name: splits.make_splits(d.n_rows, d.task, y=d.y, dataset=name)
                      for name, d in data.items()}
     models = [parse_model(text) for text in args.models]
+    if args.runner == "webgpu":
+        import pandas as pd
+
+        from . import node_runner
+
+        if args.workers:
+            raise ValueError("--workers applies to --runner python only (the Node runner "
+                             "runs on one GPU device)")
+        results_path = node_runner.run_to_csv(data, persisted, models, out / "results.csv",
+                                              bridge_dir=args.bridge_dir,
+                                              vulkan_icd=args.vulkan_icd)
+        return results_path, write_table(runner.summarize(pd.read_csv(results_path)),
+                                         out / "summary.csv")
     if args.workers:
         with ProcessPoolExecutor(args.workers) as pool:
             results = runner.run(data, persisted, models, executor=pool, progress=True)

@@ -27,9 +27,14 @@ from . import splits as split_io
 from .models import check_model, model_label, predict_timed
 from .progress import Progress
 
-COLUMNS = ["model", "dataset", "task", "metric", "score", "error", "split_id", "repeat", "fold",
-           "seed", "n_train", "n_test", "runner", "device", "embed_ms", "layers_ms", "head_ms",
-           "total_ms", "rows_per_s"]
+BASE_COLUMNS = ["model", "dataset", "task", "metric", "score", "error", "split_id", "repeat",
+                "fold", "seed", "n_train", "n_test", "runner", "device", "embed_ms", "layers_ms",
+                "head_ms", "total_ms", "rows_per_s"]
+"""The results table's first columns: every table written so far has them."""
+GPU_COLUMNS = ["gpu_embed_ms", "gpu_layers_ms", "gpu_head_ms", "gpu_total_ms"]
+"""Added at the end: stage times from GPU timestamps (WebGPU with ``timestamp-query``);
+empty (NaN) for the Python runner and adapters without timestamps."""
+COLUMNS = BASE_COLUMNS + GPU_COLUMNS
 METRIC_OF_TASK = {"binary": "roc_auc", "multiclass": "log_loss", "regression": "rmse"}
 
 
@@ -67,10 +72,32 @@ def device_description() -> str:
     return f"CPU {platform.machine()}" + (f" ({name})" if name else "") + ", numpy"
 
 
+TIE_TOLERANCE = 1e-5
+"""Positive-class probabilities this close to their sorted neighbour count as tied in the
+ROC AUC of both runners (docs/models.md, "Scores"); the bridge's metrics.js has the same."""
+
+
+def merge_near_ties(score: np.ndarray, tol: float = TIE_TOLERANCE) -> np.ndarray:
+    """``score`` with each run of sorted values whose consecutive gaps are ≤ ``tol``
+    replaced by the run's smallest value: near-ties become exact ties.
+
+    Float64 (numpy) and float32 (WebGPU) outputs of one model differ by < 1e-6, so values
+    tied in one runner are within ``tol`` of each other in the other: both see one tie.
+    """
+    values = np.asarray(score, dtype=np.float64)
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    starts = np.r_[True, np.diff(ordered) > tol]
+    out = np.empty_like(values)
+    out[order] = ordered[starts][np.cumsum(starts) - 1]
+    return out
+
+
 def task_metric(task: str, y_true: np.ndarray, output: np.ndarray) -> tuple[float, float]:
-    """(score, error) of a task's metric: 1 − AUC for binary, log loss, RMSE."""
+    """(score, error) of a task's metric: 1 − AUC for binary (on the positive-class
+    probabilities with near-ties merged, :func:`merge_near_ties`), log loss, RMSE."""
     if task == "binary":
-        auc = metrics.roc_auc(y_true, output[:, 1])
+        auc = metrics.roc_auc(y_true, merge_near_ties(output[:, 1]))
         return auc, 1.0 - auc
     if task == "multiclass":
         loss = metrics.log_loss(y_true, output)
@@ -92,7 +119,8 @@ def run_task(task: FoldTask) -> dict[str, Any]:
             "seed": task.seed, "n_train": len(task.y_train), "n_test": len(task.y_test),
             "runner": "python", "device": device_description(), "embed_ms": t["embed"],
             "layers_ms": float(sum(t["layers"])), "head_ms": t["head"], "total_ms": total,
-            "rows_per_s": len(task.y_test) / (total / 1e3)}
+            "rows_per_s": len(task.y_test) / (total / 1e3),
+            **dict.fromkeys(GPU_COLUMNS, np.nan)}
 
 
 def _datasets(datasets: Mapping[str, bundled.Dataset] | Iterable[str]) -> dict:
@@ -205,11 +233,12 @@ def summarize(results: pd.DataFrame) -> pd.DataFrame:
     """Per dataset and model: mean over the K splits and its standard error sqrt(var/K).
 
     Columns: dataset, model, task, metric, n_folds, score, score_se, error, error_se,
-    rows_per_s (mean). Needs K ≥ 2 splits per (dataset, model).
+    rows_per_s (mean). Needs K ≥ 2 splits per (dataset, model). Tables written before
+    the GPU columns existed (:data:`BASE_COLUMNS` only) are accepted.
     """
     if not isinstance(results, pd.DataFrame):
         raise TypeError(f"results must be a DataFrame, got {type(results).__name__}")
-    missing = [c for c in COLUMNS if c not in results.columns]
+    missing = [c for c in BASE_COLUMNS if c not in results.columns]
     if missing:
         raise ValueError(f"results is missing column(s) {missing} of the results table")
     by = ("dataset", "model")

@@ -1,10 +1,11 @@
 // The WebGPU timing page: finds the adapter, lists the bundled datasets, runs the chosen
 // models on the first N persisted splits of each, and shows / downloads the results table.
-import { Bridge, KNN_MAX_K, RESULT_COLUMNS, modelLabel, runSplits } from "../webgpu_bridge/src/index.js";
+import { Bridge, REGISTRY, RESULT_COLUMNS, checkModel, modelLabel, runSplits } from "../webgpu_bridge/src/index.js";
 import { rowsPerSecondChart } from "./chart.js";
+import { modelFromInputs, paramInput } from "./model_form.js";
 import { csvText, firstSplits, formatNumber, repeatsFor, summarize } from "./summary.js";
 
-const WEIGHTS = new URL("../webgpu_bridge/weights/icl_transformer.json", import.meta.url).href;
+const WEIGHTS = new URL("../webgpu_bridge/weights/", import.meta.url).href;
 const DATA = new URL("./data/", import.meta.url);
 const $ = (id) => document.getElementById(id);
 const LOST = "The GPU device was lost; reload the page to time again.";
@@ -121,6 +122,28 @@ function capSplits(datasets, nSplits) {
   return most;
 }
 
+/** One checkbox per registry model, with an input per parameter (the registry's bounds). */
+function listModels() {
+  const rows = REGISTRY.map((e) => {
+    const div = cell("div", "", { class: "model" });
+    const box = Object.assign(document.createElement("input"),
+      { type: "checkbox", id: `use-${e.name}`, name: "model", value: e.name, checked: true });
+    const label = cell("label", ` — ${e.summary}`, { for: box.id });
+    label.prepend(cell("code", e.name));
+    div.append(box, label);
+    for (const key of Object.keys(e.params)) {
+      const attrs = paramInput(e, key);
+      if (!attrs) continue;
+      const input = document.createElement("input");
+      for (const [k, v] of Object.entries(attrs)) input.setAttribute(k, v);
+      div.append(cell("label", key, { for: attrs.id, class: "param" }), input);
+      if (e.params[key].help) div.append(cell("span", e.params[key].help, { id: `${attrs.id}-help`, class: "help" }));
+    }
+    return div;
+  });
+  $("model-list").replaceChildren(...rows);
+}
+
 /** The form's choices, checked; throws an Error naming the field that is wrong. */
 function readChoices() {
   const datasets = state.catalogue.filter((d) => $(`ds-${d.name}`).checked);
@@ -132,19 +155,10 @@ function readChoices() {
   };
   const nSplits = capSplits(datasets, positiveInt("n-splits", "Splits per dataset"));
   const batchRows = positiveInt("batch-rows", "Query batch size");
-  const models = [];
-  if ($("use-knn").checked) {
-    const k = positiveInt("knn-k", "knn's k");
-    if (k > KNN_MAX_K) throw new Error(`knn's k must be at most ${KNN_MAX_K} (the top-k kernel's limit)`);
-    models.push({ name: "knn", k, batchRows });
-  }
-  if ($("use-attention").checked) {
-    const text = $("attention-temperature").value.trim();
-    const temperature = text === "" ? null : Number(text);
-    if (temperature !== null && !(temperature > 0)) throw new Error("attention's temperature must be a positive number");
-    models.push({ name: "attention", temperature, batchRows });
-  }
-  if ($("use-icl_transformer").checked) models.push({ name: "icl_transformer", weights: null, batchRows });
+  const models = REGISTRY.filter((e) => $(`use-${e.name}`).checked).map((e) => {
+    const texts = Object.fromEntries(Object.keys(e.params).map((key) => [key, $(`${e.name}-${key}`)?.value]));
+    return modelFromInputs(e, texts, batchRows, checkModel);
+  });
   if (!models.length) throw new Error("choose at least one model");
   return { datasets, models, nSplits };
 }
@@ -209,13 +223,14 @@ function showResults(rows, warmups) {
   const summaries = summarize(rows, warmups);
   const head = document.createElement("tr");
   for (const h of ["Model", "Dataset", "Metric", "Score", "Splits", "Embed ms", "Layers ms", "Head ms",
-    "Total ms", "Rows/s", "Warm-up ms"]) head.append(cell("th", h, { scope: "col" }));
+    "Total ms", "GPU ms", "Rows/s", "Warm-up ms"]) head.append(cell("th", h, { scope: "col" }));
   const body = summaries.map((s) => {
     const tr = document.createElement("tr");
     const score = s.score.mean.toFixed(4) + (s.score.se === null ? "" : ` ± ${s.score.se.toFixed(4)}`);
     tr.append(cell("th", s.model, { scope: "row" }), cell("td", s.dataset), cell("td", s.metric),
       cell("td", score), cell("td", String(s.nSplits)), msCell(s.embed), msCell(s.layers),
-      msCell(s.head), msCell(s.total), cell("td", formatNumber(s.rowsPerS)),
+      msCell(s.head), msCell(s.total), s.gpuTotal ? msCell(s.gpuTotal) : cell("td", "–"),
+      cell("td", formatNumber(s.rowsPerS)),
       cell("td", formatNumber(s.warmupMs)));
     return tr;
   });
@@ -283,6 +298,7 @@ async function onRun(event) {
   }
 }
 
+listModels();
 $("setup").addEventListener("submit", onRun);
 $("n-splits").addEventListener("change", () => {
   const chosen = state.catalogue.filter((d) => $(`ds-${d.name}`).checked);

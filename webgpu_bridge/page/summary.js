@@ -43,8 +43,8 @@ export function meanAndSe(values) {
 
 /**
  * One summary per (model, dataset), in the order the rows first name them: the score's
- * mean and standard error over splits, each stage's ms as {median, min, max}, and the
- * median rows/s. `warmups` maps "model\u0000dataset" to the warm-up pass in ms.
+ * mean and standard error over splits, each stage's ms as {median, min, max} (gpuTotal:
+ * the GPU-timestamp total, null when a row has none), and the median rows/s. `warmups` maps "model\u0000dataset" to the warm-up pass in ms.
  */
 export function summarize(rows, warmups = new Map()) {
   const groups = new Map();
@@ -61,6 +61,8 @@ export function summarize(rows, warmups = new Map()) {
     layers: spread(group.map((r) => r.layers_ms)),
     head: spread(group.map((r) => r.head_ms)),
     total: spread(group.map((r) => r.total_ms)),
+    gpuTotal: group.every((r) => typeof r.gpu_total_ms === "number")
+      ? spread(group.map((r) => r.gpu_total_ms)) : null,
     rowsPerS: spread(group.map((r) => r.rows_per_s)).median,
     warmupMs: warmups.get(key) ?? null,
   }));

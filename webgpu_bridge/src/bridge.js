@@ -1,18 +1,32 @@
-// Bridge: one WebGPU device, its pipelines and buffers, and predict() for the three
-// in-context models of docs/models.md (SPEC §8 API contract).
+// Bridge: one WebGPU device, its pipelines and buffers, and predict() for the in-context
+// models of the registry (models.js, docs/models.md; SPEC §8 API contract).
 import { validateData } from "./data.js";
 import { runDistanceModel } from "./distance_models.js";
 import { Engine, now } from "./engine.js";
 import { findGpu, requestDevice } from "./gpu.js";
+import { resolveBeside } from "./io.js";
+import { checkLimits, checkModel, checkTask, modelEntry, modelLabel } from "./models.js";
 import { runTransformer } from "./transformer.js";
-import { MODELS, modelLabel } from "./models.js";
 import { loadWeights } from "./weights.js";
+
+/**
+ * Model name → its GPU implementation, one per registry entry (a node test checks it):
+ * `run(engine, model, data) → {output, timings}` gets the model checked, defaults filled
+ * and each weights parameter loaded by `loadWeights(URL | path | {manifest, blob})`; the
+ * data validated, its task and fixed limits checked.
+ */
+export const IMPLEMENTATIONS = {
+  knn: { run: runDistanceModel },
+  attention: { run: runDistanceModel },
+  icl_transformer: { run: runTransformer, loadWeights },
+};
 
 export class Bridge {
   /**
    * Acquire an adapter and device. Options: `gpu` (a GPU object, e.g. the `webgpu`
    * package's create([]) in Node; default navigator.gpu), `powerPreference`, and
-   * `defaultWeights` (manifest URL/path used when a transformer model has weights: null).
+   * `defaultWeights` (the URL/path of the default weights folder, ending in "/", or of a
+   * manifest in it: a weights parameter left null loads the registry's `file` from there).
    * Throws an Error saying why when WebGPU or an adapter is missing.
    */
   static async create({ gpu, powerPreference, defaultWeights } = {}) {
@@ -41,51 +55,58 @@ export class Bridge {
     return { ...this.engine.stats };
   }
 
-  async _loadWeights(source) {
-    const src = source ?? this.defaultWeights;
-    if (src === null || src === undefined) {
-      throw new Error("icl_transformer: weights is null and the Bridge has no defaultWeights " +
-        "(pass Bridge.create({defaultWeights: URL}) or model.weights)");
+  /** Weights for parameter `key` of `name`: `source`, else the registry's default file. */
+  async _loadWeights(name, key, source) {
+    let src = source;
+    if (src === null) {
+      if (this.defaultWeights === null) {
+        throw new Error(`${name}: ${key} is null and the Bridge has no defaultWeights ` +
+          `(pass Bridge.create({defaultWeights: URL}) or model.${key})`);
+      }
+      src = resolveBeside(this.defaultWeights, modelEntry(name).params[key].file);
     }
-    if (typeof src === "object" && !(src instanceof URL)) return loadWeights(src);
-    const key = String(src);
-    if (!this._weights.has(key)) {
-      const loading = loadWeights(src);
-      this._weights.set(key, loading);
-      loading.catch(() => this._weights.delete(key));
+    const load = IMPLEMENTATIONS[name].loadWeights;
+    if (typeof src === "object" && !(src instanceof URL)) return load(src);
+    const url = `${name}:${src}`;
+    if (!this._weights.has(url)) {
+      const loading = load(src);
+      this._weights.set(url, loading);
+      loading.catch(() => this._weights.delete(url));
     }
-    return this._weights.get(key);
+    return this._weights.get(url);
   }
 
   async _run(model, d) {
     if (this.lost) throw new Error(`the WebGPU device was lost: ${this.lost.message}`);
-    if (model.name === "icl_transformer") {
-      return runTransformer(this.engine, model, d, await this._loadWeights(model.weights));
+    const loaded = { ...model };
+    for (const [key, spec] of Object.entries(modelEntry(model.name).params)) {
+      if (spec.type === "weights") loaded[key] = await this._loadWeights(model.name, key, model[key]);
     }
-    return runDistanceModel(this.engine, model, d);
+    return IMPLEMENTATIONS[model.name].run(this.engine, loaded, d);
   }
 
   /**
-   * Predict with `model` ({name: "knn"|"attention"|"icl_transformer", ...params}) on
+   * Predict with `model` ({name, ...params} of a registry model, optional label and
+   * batchRows; unknown keys are an error) on
    * `data` ({xTrain, yTrain, xTest, nFeatures, task, nClasses}). Resolves to
-   * {output: Float32Array, timings: {embed, layers, head, total, batches[, warmup]}}.
+   * {output: Float32Array, timings: {embed, layers, head, total, batches, gpu[, warmup]}}
+   * (gpu: the same stages from GPU timestamps, null without timestamp-query).
    * With {warmup: true} an untimed pass runs first (pipeline compilation, allocation);
    * its wall time is reported as timings.warmup and appended to bridge.warmups.
    */
   async predict(model, data, { warmup = false } = {}) {
-    if (!model || typeof model !== "object" || !MODELS.includes(model.name)) {
-      throw new RangeError(`model.name must be one of ${MODELS.join(", ")}, got ` +
-        `${JSON.stringify(model?.name ?? model)}`);
-    }
+    const checked = checkModel(model);
     const d = validateData(data);
+    checkTask(checked.name, d.task);
+    checkLimits(checked.name, { features: d.F, classes: d.C || null, context_rows: d.n });
     let warm = null;
     if (warmup) {
       const t0 = now();
-      await this._run(model, d);
+      await this._run(checked, d);
       warm = now() - t0;
       this.warmups.push({ model: modelLabel(model), n_train: d.n, n_test: d.m, warmup_ms: warm });
     }
-    const result = await this._run(model, d);
+    const result = await this._run(checked, d);
     if (warm !== null) result.timings.warmup = warm;
     return result;
   }

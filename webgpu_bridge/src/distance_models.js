@@ -2,39 +2,25 @@
 // then top-k + vote (knn) or softmax over all context rows (attention).
 import { columnStats, gpuLabels, standardize, storeBatch, targetStats } from "./data.js";
 import { batchRows, now, workgroups } from "./engine.js";
+import { modelEntry } from "./models.js";
+import { StageTimer } from "./timing.js";
 
 const MAX_DIST_VALUES = 1 << 22;
-/** Largest k the top-k kernel (kernels/knn.wgsl) keeps per query row. */
-export const KNN_MAX_K = 64;
+/** Largest k the top-k kernel (kernels/knn.wgsl) keeps per query row (the registry's max_webgpu). */
+export const KNN_MAX_K = modelEntry("knn").params.k.max_webgpu;
 
-function checkedK(model, n) {
-  const k = model.k ?? 5;
-  if (!Number.isInteger(k) || k < 1) throw new RangeError(`knn: k must be a positive integer, got ${k}`);
-  const kk = Math.min(k, n);
-  if (kk > KNN_MAX_K) throw new RangeError(`knn: k = ${k} exceeds ${KNN_MAX_K}, the top-k kernel's limit`);
-  return kk;
-}
-
-function checkedTemperature(model, F) {
-  const t = model.temperature ?? F;
-  if (!Number.isFinite(t) || t <= 0) {
-    throw new RangeError(`attention: temperature must be a positive number, got ${t}`);
-  }
-  return t;
-}
-
-/** Run knn or attention on validated data `d`; resolves to {output, timings}. */
+/** Run knn or attention (model checked by the Bridge) on validated data `d`; resolves to {output, timings}. */
 export async function runDistanceModel(engine, model, d) {
   const { n, m, F, C, task } = d;
   const isKnn = model.name === "knn";
-  const k = isKnn ? checkedK(model, n) : 0;
-  const invT = isKnn ? 0 : 1 / checkedTemperature(model, F);
+  const k = isKnn ? Math.min(model.k, n) : 0;
+  const invT = isKnn ? 0 : 1 / (model.temperature ?? F);
   const B = batchRows(model, Math.max(1, Math.floor(MAX_DIST_VALUES / n)), m);
   const [pDist, pTop, pVote] = await Promise.all([
     engine.pipeline("knn", "distances"), engine.pipeline("knn", "topk"),
     engine.pipeline("labels", isKnn ? "knn_vote" : "softmax_vote")]);
 
-  const timings = { embed: 0, layers: [0], head: 0, total: 0, batches: 0 };
+  const timer = new StageTimer(engine, 1);
   let t0 = now();
   const stats = columnStats(d.xTrain, n, F);
   const tstats = task === "regression" ? targetStats(d.yTrain) : null;
@@ -42,7 +28,7 @@ export async function runDistanceModel(engine, model, d) {
   const y = engine.upload("dm.ctx.y", gpuLabels(d.yTrain, task, tstats));
   const xqAll = standardize(d.xTest, m, F, stats);
   await engine.device.queue.onSubmittedWorkDone();
-  timings.embed += now() - t0;
+  timer.add("embed", now() - t0);
 
   const width = C || 1;
   const output = new Float32Array(m * width);
@@ -54,27 +40,27 @@ export async function runDistanceModel(engine, model, d) {
     t0 = now();
     const xq = engine.upload("dm.q.x", xqAll.subarray(start * F, (start + rows) * F));
     await engine.device.queue.onSubmittedWorkDone();
-    timings.embed += now() - t0;
+    timer.add("embed", now() - t0);
 
     const params = engine.uniform("dm.knn", [["u32", rows], ["u32", n], ["u32", F], ["u32", k]]);
-    timings.layers[0] += await engine.stage((pass) => {
+    await timer.stage(0, (pass) => {
       engine.dispatch(pass, pDist, { 0: params, 1: xq, 2: xc, 3: dist },
         [workgroups(n, 16), workgroups(rows, 16), 1]);
       if (isKnn) engine.dispatch(pass, pTop, { 0: params, 3: dist, 4: idx }, [workgroups(rows, 64), 1, 1]);
     });
 
-    t0 = now();
     const vote = engine.uniform("dm.vote", [["u32", rows], ["u32", n], ["u32", k], ["u32", C],
       ["f32", invT]]);
-    await engine.stage((pass) => {
+    await timer.stage("head", (pass) => {
       const bind = isKnn ? { 0: vote, 1: y, 2: idx, 4: out } : { 0: vote, 1: y, 3: dist, 4: out };
       engine.dispatch(pass, pVote, bind, [workgroups(rows, 64), 1, 1]);
     });
+    t0 = now();
     const part = await engine.read(out, rows * width);
     storeBatch(output, part, start, rows, width, tstats);
-    timings.head += now() - t0;
-    timings.batches++;
+    timer.add("head", now() - t0);
+    timer.batch();
   }
-  timings.total = timings.embed + timings.layers[0] + timings.head;
+  const timings = await timer.finish();
   return { output, timings };
 }

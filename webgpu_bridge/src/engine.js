@@ -1,7 +1,9 @@
 // GPU plumbing shared by the models: pipelines compiled once per (kernel, entry point),
 // buffers kept per role and reused while they are large enough, uniform blocks per
-// dispatch site, and timed stages that await the GPU work so the times are real.
+// dispatch site, and timed stages that await the GPU work so the times are real (with
+// GPU timestamps of each pass when the device has `timestamp-query`; see timing.js).
 import { loadKernel } from "./kernels.js";
+import { TimestampQueries } from "./timing.js";
 
 const now = () => performance.now();
 
@@ -17,6 +19,8 @@ export class Engine {
       uniform: U.UNIFORM | U.COPY_DST,
       read: U.MAP_READ | U.COPY_DST,
     };
+    /** The timestamp query set, or null when the device lacks `timestamp-query`. */
+    this.timestamps = device.features?.has("timestamp-query") ? new TimestampQueries(device) : null;
   }
 
   /** The compute pipeline of `kernel`'s `entry`, compiled on first use. */
@@ -83,13 +87,15 @@ export class Engine {
 
   /**
    * Run `record(pass)` in one compute pass, submit, and await the GPU; returns the
-   * milliseconds from before recording until the work is done. Validation errors throw.
+   * milliseconds from before recording until the work is done. With a timestamp query
+   * `pair` (StageTimer) the pass writes its beginning and end timestamps there.
+   * Validation errors throw.
    */
-  async stage(record) {
+  async stage(record, pair = null) {
     const t0 = now();
     this.device.pushErrorScope("validation");
     const encoder = this.device.createCommandEncoder();
-    const pass = encoder.beginComputePass();
+    const pass = encoder.beginComputePass(pair === null ? {} : { timestampWrites: this.timestamps.writes(pair) });
     await record(pass);
     pass.end();
     this.device.queue.submit([encoder.finish()]);
@@ -118,6 +124,7 @@ export class Engine {
     for (const { buffer } of this.buffers.values()) buffer.destroy();
     this.buffers.clear();
     this.pipelines.clear();
+    this.timestamps?.destroy();
   }
 }
 

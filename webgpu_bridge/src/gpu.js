@@ -38,7 +38,10 @@ export function describeAdapter(adapter) {
   };
 }
 
-/** Request adapter and device; throws a clear Error when either is missing. */
+/**
+ * Request adapter and device (with `timestamp-query` when offered); throws a clear Error
+ * when either is missing.
+ */
 export async function requestDevice(gpu, { powerPreference = "high-performance" } = {}) {
   const adapter = await withTimeout(gpu.requestAdapter({ powerPreference }),
     ADAPTER_TIMEOUT_MS, "navigator.gpu.requestAdapter()");
@@ -50,7 +53,9 @@ export async function requestDevice(gpu, { powerPreference = "high-performance" 
     maxStorageBufferBindingSize: adapter.limits.maxStorageBufferBindingSize,
     maxBufferSize: adapter.limits.maxBufferSize,
   };
-  const device = await withTimeout(adapter.requestDevice({ requiredLimits: limits }),
+  // GPU timestamps of each compute pass when the adapter offers them (timing.js)
+  const requiredFeatures = adapter.features?.has("timestamp-query") ? ["timestamp-query"] : [];
+  const device = await withTimeout(adapter.requestDevice({ requiredLimits: limits, requiredFeatures }),
     ADAPTER_TIMEOUT_MS, "adapter.requestDevice()");
   if (!device) throw new Error("WebGPU is not available: requestDevice() returned no device");
   return { adapter, device, adapterInfo: describeAdapter(adapter) };

@@ -1,13 +1,13 @@
 // arenalite WebGPU bridge: in-context tabular models in WGSL, timed per stage, and a
 // runner on persisted splits. Plain ES modules: page, Web Worker and Node (`webgpu`).
-export { Bridge } from "./bridge.js";
+export { Bridge, IMPLEMENTATIONS } from "./bridge.js";
 export { KNN_MAX_K } from "./distance_models.js";
-export { MODELS, modelLabel } from "./models.js";
+export { COMMON_KEYS, MODELS, REGISTRY, checkLimits, checkModel, checkTask, modelEntry, modelLabel } from "./models.js";
 export { runSplits, datasetMatrix } from "./runner.js";
 export { parseSplits } from "./splits.js";
 export { RESULT_COLUMNS, resultRow } from "./results.js";
-export { rocAuc, logLoss, rmse, taskScore } from "./metrics.js";
+export { TIE_TOLERANCE, mergeNearTies, rocAuc, logLoss, rmse, taskScore } from "./metrics.js";
 export { loadWeights, parseWeights, expectedShapes, sha256Hex } from "./weights.js";
 export { validateData, columnStats, standardize, targetStats } from "./data.js";
 export { describeAdapter } from "./gpu.js";
-export { KERNELS, loadKernel } from "./kernels.js";
+export { KERNELS, MATMUL_TILE, loadKernel } from "./kernels.js";

@@ -4,6 +4,9 @@ import { readText } from "./io.js";
 export const KERNELS = ["matmul", "gelu_mlp", "layer_norm", "attention", "knn", "labels",
   "head", "embed"];
 
+/** Outputs one workgroup of kernels/matmul.wgsl computes: its dispatch is ceil(N / cols) × ceil(M / rows). */
+export const MATMUL_TILE = { rows: 32, cols: 32 };
+
 const cache = new Map();
 
 /** The WGSL source of a kernel file, read once per page/worker/process. */

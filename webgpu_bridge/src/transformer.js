@@ -3,6 +3,9 @@
 // run in batches that attend to those cached keys/values only.
 import { columnStats, gpuLabels, standardize, storeBatch, targetStats } from "./data.js";
 import { batchRows, now, workgroups } from "./engine.js";
+import { MATMUL_TILE } from "./kernels.js";
+import { checkLimits } from "./models.js";
+import { StageTimer } from "./timing.js";
 
 const weightBuffers = new WeakMap();
 
@@ -19,17 +22,6 @@ function uploadWeights(engine, weights) {
     perEngine.set(engine, buffers);
   }
   return buffers;
-}
-
-/** Throw when the data do not fit the weights (features > d_in or classes > max_classes). */
-function checkFits(cfg, { F, C }) {
-  if (F > cfg.d_in) {
-    throw new RangeError(`icl_transformer: ${F} features exceed the weights' d_in = ${cfg.d_in}`);
-  }
-  if (C > cfg.max_classes) {
-    throw new RangeError(`icl_transformer: ${C} classes exceed the weights' max_classes = ` +
-      `${cfg.max_classes}`);
-  }
 }
 
 const PIPELINES = ["matmul", "gelu_mlp", "layer_norm", "attention", "head", "embed"];
@@ -73,7 +65,7 @@ class Encoder {
   matmul(pass, role, a, M, K, N, weight, bias, out, accumulate = 0) {
     const u = this.engine.uniform(role, [["u32", M], ["u32", K], ["u32", N], ["u32", accumulate]]);
     this.engine.dispatch(pass, this.p.matmul, { 0: u, 1: a, 2: this.w(weight), 3: this.w(bias), 4: out },
-      [workgroups(N, 16), workgroups(M, 16), 1]);
+      [workgroups(N, MATMUL_TILE.cols), workgroups(M, MATMUL_TILE.rows), 1]);
   }
 
   layerNorm(pass, role, x, rows, prefix, out) {
@@ -150,10 +142,10 @@ class Encoder {
 
 /**
  * Context pass: standardize (context statistics), upload, embed rows and labels, then
- * every layer, filling the K/V cache. Adds to `timings`; returns the standardized,
+ * every layer, filling the K/V cache. Adds to `timer`; returns the standardized,
  * d_in-padded query rows and the target statistics (regression; else null).
  */
-async function contextPass(enc, d, timings) {
+async function contextPass(enc, d, timer) {
   const { engine, cfg } = enc;
   const t0 = now();
   const stats = columnStats(d.xTrain, d.n, d.F);
@@ -162,17 +154,17 @@ async function contextPass(enc, d, timings) {
   engine.device.queue.writeBuffer(ctx.x, 0, standardize(d.xTrain, d.n, d.F, stats, cfg.d_in));
   const labels = engine.upload("ctx.y", gpuLabels(d.yTrain, d.task, tstats));
   const queries = standardize(d.xTest, d.m, d.F, stats, cfg.d_in);
-  timings.embed += now() - t0;
-  timings.embed += await engine.stage((pass) => enc.embed(pass, "ctx", d.n, ctx, labels, Boolean(tstats)));
+  timer.add("embed", now() - t0);
+  await timer.stage("embed", (pass) => enc.embed(pass, "ctx", d.n, ctx, labels, Boolean(tstats)));
   for (let l = 0; l < cfg.n_layers; l++) {
-    timings.layers[l] += await engine.stage((pass) => enc.layer(pass, "ctx", l, d.n, ctx, true));
+    await timer.stage(l, (pass) => enc.layer(pass, "ctx", l, d.n, ctx, true));
   }
   engine.stats.contextPasses = (engine.stats.contextPasses ?? 0) + 1;
   return { queries, tstats };
 }
 
 /** Query rows in batches of B against the cached context; returns the output array. */
-async function queryBatches(enc, d, queries, B, tstats, timings) {
+async function queryBatches(enc, d, queries, B, tstats, timer) {
   const { engine, cfg } = enc;
   const width = d.C || 1;
   const qs = enc.streams("q", B);
@@ -181,30 +173,30 @@ async function queryBatches(enc, d, queries, B, tstats, timings) {
   const output = new Float32Array(d.m * width);
   for (let start = 0; start < d.m; start += B) {
     const rows = Math.min(B, d.m - start);
-    timings.embed += await engine.stage((pass) => {
+    await timer.stage("embed", (pass) => {
       engine.device.queue.writeBuffer(qs.x, 0, queries.subarray(start * cfg.d_in, (start + rows) * cfg.d_in));
       enc.embed(pass, "q", rows, qs);
     });
     for (let l = 0; l < cfg.n_layers; l++) {
-      timings.layers[l] += await engine.stage((pass) => enc.layer(pass, "q", l, rows, qs, false));
+      await timer.stage(l, (pass) => enc.layer(pass, "q", l, rows, qs, false));
     }
+    await timer.stage("head", (pass) => enc.head(pass, rows, qs, d.C, Boolean(tstats), logits, out));
     const t0 = now();
-    await engine.stage((pass) => enc.head(pass, rows, qs, d.C, Boolean(tstats), logits, out));
     storeBatch(output, await engine.read(out, rows * width), start, rows, width, tstats);
-    timings.head += now() - t0;
-    timings.batches++;
+    timer.add("head", now() - t0);
+    timer.batch();
   }
   return output;
 }
 
-/** icl_transformer on validated data `d`; resolves to {output, timings}. */
-export async function runTransformer(engine, model, d, weights) {
-  checkFits(weights.config, d);
+/** icl_transformer (model.weights loaded) on validated data `d`; resolves to {output, timings}. */
+export async function runTransformer(engine, model, d) {
+  const { weights } = model;
+  checkLimits("icl_transformer", { features: d.F, classes: d.C || null }, weights.config);
   const B = batchRows(model, 1024, d.m);
   const enc = await Encoder.create(engine, weights, d.n);
-  const timings = { embed: 0, layers: new Array(weights.config.n_layers).fill(0), head: 0, total: 0, batches: 0 };
-  const { queries, tstats } = await contextPass(enc, d, timings);
-  const output = await queryBatches(enc, d, queries, B, tstats, timings);
-  timings.total = timings.embed + timings.layers.reduce((a, b) => a + b, 0) + timings.head;
-  return { output, timings };
+  const timer = new StageTimer(engine, weights.config.n_layers);
+  const { queries, tstats } = await contextPass(enc, d, timer);
+  const output = await queryBatches(enc, d, queries, B, tstats, timer);
+  return { output, timings: await timer.finish() };
 }

@@ -11,7 +11,7 @@ const LIB = "/usr/lib/chromium";
 const ICD = `${LIB}/vk_swiftshader_icd.json`;
 const allowMissing = process.env.ARENALITE_ALLOW_NO_BROWSER === "1";
 
-test("knn, attention and icl_transformer on dawn.node match the float64 reference", (t) => {
+test("the models and the tiled matmul on dawn.node match the float64 reference", (t) => {
   if (!existsSync(ICD) || !existsSync(`${LIB}/libvulkan.so.1`)) {
     if (allowMissing) return t.skip(`no ${ICD} (ARENALITE_ALLOW_NO_BROWSER=1)`);
     assert.fail(`${ICD} or ${LIB}/libvulkan.so.1 is missing: install Debian's chromium ` +
@@ -32,7 +32,18 @@ test("knn, attention and icl_transformer on dawn.node match the float64 referenc
     assert.ok(r.maxDiff < tol, `${r.model}/${r.task}: max |GPU - reference| = ${r.maxDiff}`);
     const t = r.timings;
     assert.ok(Math.abs(t.total - (t.embed + t.layers.reduce((a, b) => a + b, 0) + t.head)) < 1e-6);
+    // GPU timestamps (SwiftShader offers timestamp-query): each stage's GPU time <= its wall time
+    const g = t.gpu;
+    assert.ok(g, `${r.model}/${r.task}: no GPU timestamps`);
+    assert.equal(g.layers.length, t.layers.length);
+    for (const [gpu, wall, stage] of [[g.embed, t.embed, "embed"], [g.head, t.head, "head"],
+      ...g.layers.map((v, l) => [v, t.layers[l], `layer ${l}`])]) {
+      assert.ok(gpu >= 0 && gpu <= wall, `${r.model}/${r.task} ${stage}: GPU ${gpu} ms > wall ${wall} ms`);
+    }
+    assert.ok(g.layers.every((v) => v > 0) && g.total > 0, `${r.model}/${r.task}: no GPU time in ${JSON.stringify(g)}`);
+    assert.ok(Math.abs(g.total - (g.embed + g.layers.reduce((a, b) => a + b, 0) + g.head)) < 1e-9);
   }
+  for (const { shape, maxDiff } of report.matmul) assert.ok(maxDiff < 1e-5, `matmul ${shape}: ${maxDiff}`);
   const tr = report.runs.filter((r) => r.model === "icl_transformer");
   assert.ok(tr.every((r) => r.timings.layers.length === 2 && r.timings.batches === 3));
   // One context pass per predict (the KV cache) although the queries ran in 3 batches.

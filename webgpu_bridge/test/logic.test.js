@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 import {
   KERNELS, RESULT_COLUMNS, columnStats, datasetMatrix, describeAdapter, loadKernel, loadWeights,
-  logLoss, modelLabel, parseSplits, parseWeights, resultRow, rmse, rocAuc, standardize,
+  logLoss, mergeNearTies, modelLabel, parseSplits, parseWeights, resultRow, rmse, rocAuc, standardize,
   taskScore, validateData,
 } from "../src/index.js";
 import { SMALL_CONFIG, makeData, makeWeights } from "./fixtures.js";
@@ -57,10 +57,20 @@ test("rocAuc is the Mann-Whitney AUC with ties counted 1/2", () => {
   assert.throws(() => rocAuc([1, 1], [0.2, 0.3]), /both classes.*negatives 0/);
 });
 
+test("mergeNearTies turns runs of near-equal scores into ties, as the Python runner does", () => {
+  assert.deepEqual(Array.from(mergeNearTies([0.5, 0.2, 0.5 + 4e-6, 0.5 + 8e-6, 0.51])),
+    [0.5, 0.2, 0.5, 0.5, 0.51]);
+  assert.deepEqual(Array.from(mergeNearTies([0.3, 0.3 + 2e-5])), [0.3, 0.3 + 2e-5]);
+  // a near-tie scored as one tie: 1/2 per positive-negative pair inside it
+  const y = [0, 1, 0, 1];
+  const near = [0.7, 0.7 + 1e-7, 0.7 - 1e-7, 0.9];
+  assert.equal(taskScore("binary", y, near.flatMap((p) => [1 - p, p]), 2).score, rocAuc(y, [0.7, 0.7, 0.7, 0.9]));
+});
+
 test("logLoss, rmse and taskScore give the results-table metric per task", () => {
   const probs = Float32Array.from([0.25, 0.75, 0.5, 0.5]);
   assert.ok(Math.abs(logLoss([1, 0], probs, 2) - (-(Math.log(0.75) + Math.log(0.5)) / 2)) < 1e-7);
-  assert.ok(Math.abs(logLoss([0], [0, 1], 2) + Math.log(1e-15)) < 1e-9);
+  assert.ok(Math.abs(logLoss([0], [0, 1], 2) + Math.log(Number.EPSILON)) < 1e-9);
   assert.equal(rmse([1, 2, 3], [1, 2, 5]), Math.sqrt(4 / 3));
   const b = taskScore("binary", [0, 1], probs, 2);
   assert.deepEqual([b.metric, b.score, b.error], ["roc_auc", 0, 1]);
@@ -89,7 +99,7 @@ test("modelLabel follows arenalite.models.model_label", () => {
   assert.equal(modelLabel({ name: "attention", temperature: 2.5 }), "attention(temperature=2.5)");
   assert.equal(modelLabel({ name: "icl_transformer", weights: null }), "icl_transformer");
   assert.equal(modelLabel({ name: "knn", label: "nn" }), "nn");
-  assert.throws(() => modelLabel({ name: "svm" }), /unknown model name "svm"/);
+  assert.throws(() => modelLabel({ name: "svm" }), /unknown model name 'svm'; known models are \['knn', /);
 });
 
 test("datasetMatrix drops the split file's excluded columns and checks lengths", () => {

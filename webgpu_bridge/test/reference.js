@@ -110,3 +110,10 @@ export function refTransformer(weights, d) {
   }
   return Float64Array.from(out);
 }
+
+/** Model name → its float64 reference `(model, data) → Float64Array`, one per registry model. */
+export const REFERENCES = {
+  knn: refDistanceModel,
+  attention: refDistanceModel,
+  icl_transformer: (model, d) => refTransformer(model.weights, d),
+};

@@ -66,17 +66,6 @@ class Params:
         return self._t[f"layers.{index}.{name}"]
 
 
-def check_sizes(params: Params, n_features: int, n_classes: int | None) -> None:
-    """F > d_in and C > max_classes cannot be represented by these weights."""
-    cfg = params.config
-    if n_features > cfg["d_in"]:
-        raise ValueError(f"icl_transformer weights take at most d_in={cfg['d_in']} features, "
-                         f"got {n_features}")
-    if n_classes is not None and n_classes > cfg["max_classes"]:
-        raise ValueError(f"icl_transformer weights take at most max_classes="
-                         f"{cfg['max_classes']} classes, got n_classes={n_classes}")
-
-
 def embed(params: Params, prep: Prepared) -> tuple[np.ndarray, np.ndarray]:
     """Steps 1–3: padded features @ embed.w + embed.b, plus the context label embedding."""
     d_in = params.config["d_in"]

@@ -1,0 +1,93 @@
+"""The model registry (``arenalite/models/registry.json``): one declaration per model.
+
+Every model of the manifest is reachable from Python (``MODELS``, ``check_model``,
+``model_label``, its numpy reference), from the bridge (``IMPLEMENTATIONS``, ``checkModel``)
+and from the page's form (``page/model_form.js``), and an unknown parameter is rejected in
+each with the same message. The page's generated form in Chromium is checked in
+tests/test_webgpu_page.py, ``Bridge.predict``'s message in tests/test_bridge_browser.py.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from arenalite import models
+from arenalite.models import registry
+from node_harness import BRIDGE, node_json
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def unknown_message(name: str) -> str:
+    with pytest.raises(ValueError) as caught:
+        models.check_model({"name": name, "zz": 1})
+    return str(caught.value)
+
+
+def test_every_registry_model_is_reachable_from_python() -> None:
+    names = [e["name"] for e in json.loads(registry.PATH.read_text())["models"]]
+    assert list(models.MODELS) == list(registry.REGISTRY) == names
+    assert set(models.REFERENCES) == set(names)
+    x = np.random.default_rng(0).normal(size=(30, 3))
+    y = (x[:, 0] > 0).astype(int)
+    for name in names:
+        checked = models.check_model({"name": name})
+        assert checked == {"name": name, **registry.defaults(name)}
+        assert models.model_label({"name": name}) == name
+        out = models.predict({"name": name}, x[:20], y[:20], x[20:], "binary")
+        assert out.shape == (10, 2)
+
+
+def test_unknown_parameter_message_names_the_culprit_and_the_known_ones() -> None:
+    assert unknown_message("knn") == "model 'knn' has unknown parameters ['zz']; it takes ['k']"
+    with pytest.raises(ValueError, match=r"known models are \['knn', 'attention', "):
+        models.check_model({"name": "svm"})
+
+
+def test_bad_values_follow_the_registry_bounds() -> None:
+    with pytest.raises(ValueError, match="'temperature' must be a finite number > 0 or null"):
+        models.check_model({"name": "attention", "temperature": 0})
+    with pytest.raises(ValueError, match="must be an integer ≥ 1, got True"):
+        models.check_model({"name": "knn", "k": True})
+    assert models.check_model({"name": "knn", "k": np.int64(3)})["k"] == 3
+
+
+def test_registry_file_is_checked_on_load(tmp_path: Path) -> None:
+    data = json.loads(registry.PATH.read_text())
+    data["models"][0]["params"]["k"]["type"] = "string"
+    bad = tmp_path / "registry.json"
+    bad.write_text(json.dumps(data))
+    with pytest.raises(ValueError, match="parameter 'k' needs a type in"):
+        registry.load(bad)
+    data["models"][0]["params"]["k"]["type"] = "integer"
+    data["models"][0]["limits"] = {"rows": 3}
+    bad.write_text(json.dumps(data))
+    with pytest.raises(ValueError, match=r"unknown limits \['rows'\]"):
+        registry.load(bad)
+
+
+def test_the_bridge_reads_the_same_file() -> None:
+    link = BRIDGE / "src" / "registry.json"
+    assert link.resolve() == registry.PATH.resolve()
+
+
+@pytest.mark.needs_processes
+def test_bridge_and_page_reach_every_model_and_reject_unknown_parameters_alike() -> None:
+    got = node_json("""
+      import { REGISTRY, IMPLEMENTATIONS, checkModel, modelLabel } from "./src/index.js";
+      import { modelFromInputs } from "./page/model_form.js";
+      const message = (f) => { try { f(); return null; } catch (e) { return e.message; } };
+      console.log(JSON.stringify(REGISTRY.map((e) => ({
+        name: e.name, implemented: e.name in IMPLEMENTATIONS, label: modelLabel({ name: e.name }),
+        bridge: message(() => checkModel({ name: e.name, zz: 1 })),
+        page: message(() => modelFromInputs(e, { zz: "1" }, 1, checkModel)),
+      }))));
+    """)
+    assert [m["name"] for m in got] == list(models.MODELS)
+    for m in got:
+        assert m["implemented"] and m["label"] == models.model_label({"name": m["name"]})
+        assert m["bridge"] == m["page"] == unknown_message(m["name"]), m

@@ -1,0 +1,65 @@
+// The model registry (src/registry.json, the file arenalite.models reads): every model is
+// reachable from the bridge, its reference and the page's form, and an unknown parameter
+// gets the same message in each (tests/test_model_registry.py compares it with Python's).
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { test } from "node:test";
+import { modelFromInputs, paramInput } from "../page/model_form.js";
+import { IMPLEMENTATIONS, MODELS, REGISTRY, checkLimits, checkModel, checkTask } from "../src/index.js";
+import { REFERENCES } from "./reference.js";
+
+const PYTHON = new URL("../../pkg/arenalite/models/registry.json", import.meta.url);
+
+test("the bridge reads the registry file of arenalite.models", () => {
+  assert.deepEqual(REGISTRY, JSON.parse(readFileSync(PYTHON, "utf8")).models);
+  assert.deepEqual(MODELS, ["knn", "attention", "icl_transformer"]);
+});
+
+test("every registry model has a GPU implementation, a reference and a page form", () => {
+  assert.deepEqual(Object.keys(IMPLEMENTATIONS).sort(), [...MODELS].sort());
+  assert.deepEqual(Object.keys(REFERENCES).sort(), [...MODELS].sort());
+  for (const entry of REGISTRY) {
+    const texts = Object.fromEntries(Object.keys(entry.params).map((k) => [k, ""]));
+    for (const key of Object.keys(entry.params)) {
+      const attrs = paramInput(entry, key);
+      if (attrs?.value !== undefined) texts[key] = attrs.value;
+    }
+    const model = modelFromInputs(entry, texts, 7, checkModel);
+    assert.equal(model.name, entry.name);
+    assert.equal(model.batchRows, 7);
+    for (const [key, spec] of Object.entries(entry.params)) assert.equal(model[key], spec.default, key);
+  }
+});
+
+/** The unknown-parameter message, as every runner words it. */
+const unknownMessage = (name, params) =>
+  `model '${name}' has unknown parameters ['zz']; it takes [${params.sort().map((p) => `'${p}'`).join(", ")}]`;
+
+test("an unknown parameter is rejected with one message, by the bridge and the page", () => {
+  for (const entry of REGISTRY) {
+    const expected = unknownMessage(entry.name, Object.keys(entry.params));
+    assert.throws(() => checkModel({ name: entry.name, zz: 1 }), { message: expected });
+    assert.throws(() => modelFromInputs(entry, { zz: "1" }, 1, checkModel), { message: expected });
+  }
+});
+
+test("parameters are checked against the registry's types and bounds", () => {
+  assert.deepEqual(checkModel({ name: "knn" }), { name: "knn", k: 5 });
+  assert.throws(() => checkModel({ name: "knn", k: 0 }), { message: "knn parameter 'k' must be an integer ≥ 1, got 0" });
+  assert.throws(() => checkModel({ name: "knn", k: 2.5 }), /must be an integer ≥ 1, got 2.5/);
+  assert.throws(() => checkModel({ name: "knn", k: 65 }), /'k' = 65 exceeds 64, the WebGPU kernels' limit/);
+  assert.throws(() => checkModel({ name: "attention", temperature: 0 }),
+    { message: "attention parameter 'temperature' must be a finite number > 0 or null, got 0" });
+  assert.throws(() => checkModel({ name: "icl_transformer", weights: 3 }), /'weights' must be a URL/);
+  assert.throws(() => checkModel("knn"), /model must be an object/);
+  assert.throws(() => modelFromInputs(REGISTRY[0], { k: "abc" }, 1, checkModel), /got NaN/);
+  assert.equal(paramInput(REGISTRY[0], "k").max, "64");
+  assert.equal(paramInput(REGISTRY[2], "weights"), null);
+});
+
+test("tasks and limits come from the registry", () => {
+  assert.doesNotThrow(() => checkTask("knn", "regression"));
+  assert.throws(() => checkLimits("icl_transformer", { features: 33 }, { d_in: 32 }),
+    { message: "icl_transformer takes at most 32 features (the weights' d_in), got 33" });
+  assert.doesNotThrow(() => checkLimits("icl_transformer", { features: 33 }));
+});
