@@ -181,11 +181,13 @@ def test_limits_name_the_limit_and_the_value():
     small = tabular_fm.read_weights(SMALL).config
     rng = np.random.default_rng(0)
     f = small["max_features"] + 1
-    with pytest.raises(ValueError, match=rf"max_features={f - 1} features, got {f}"):
+    with pytest.raises(ValueError, match=rf"tabular_fm takes at most {f - 1} features "
+                                         rf"\(the weights' max_features\), got {f}"):
         models.predict(fm(SMALL), rng.normal(size=(10, f)), rng.integers(0, 2, 10),
                        rng.normal(size=(2, f)), "binary")
     c = small["max_classes"] + 1
-    with pytest.raises(ValueError, match=rf"max_classes={c - 1} classes, got n_classes={c}"):
+    with pytest.raises(ValueError, match=rf"at most {c - 1} classes \(the weights' "
+                                         rf"max_classes\), got {c}"):
         models.predict(fm(SMALL), rng.normal(size=(10, 2)), np.arange(10) % c,
                        rng.normal(size=(2, 2)), "multiclass", c)
 
@@ -197,10 +199,23 @@ def test_shipped_manifest_limits_at_least_the_promised_ones():
     assert config["max_context"] >= 1024
 
 
+def lowbias32(x: int) -> int:
+    """Wellons' lowbias32 in plain Python integers (the documented rule)."""
+    m = 0xFFFFFFFF
+    x &= m
+    x ^= x >> 16
+    x = (x * 0x7FEB352D) & m
+    x ^= x >> 15
+    x = (x * 0x846CA68B) & m
+    return x ^ (x >> 16)
+
+
 def test_large_context_is_subsampled_by_the_documented_seeded_rule():
     keep = tabular_fm.context_rows(100, 64)
-    rng = np.random.default_rng(tabular_fm.CONTEXT_SEED)
-    assert np.array_equal(keep, np.sort(rng.choice(100, size=64, replace=False)))
+    assert int(tabular_fm.row_hash(np.array([0]))[0]) == 0
+    hashes = [lowbias32(i) for i in range(100)]
+    assert tabular_fm.row_hash(np.arange(100)).tolist() == hashes
+    assert keep.tolist() == sorted(sorted(range(100), key=lambda i: (hashes[i], i))[:64])
     assert tabular_fm.context_rows(64, 64) is None
     rng = np.random.default_rng(4)
     xtr, ytr, xte = rng.normal(size=(100, 3)), rng.integers(0, 2, 100), rng.normal(size=(4, 3))

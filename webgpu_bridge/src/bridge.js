@@ -6,6 +6,7 @@ import { Engine, now } from "./engine.js";
 import { findGpu, requestDevice } from "./gpu.js";
 import { resolveBeside } from "./io.js";
 import { checkLimits, checkModel, checkTask, modelEntry, modelLabel } from "./models.js";
+import { loadFmWeights, runTabularFM } from "./tabular_fm.js";
 import { runTransformer } from "./transformer.js";
 import { loadWeights } from "./weights.js";
 
@@ -19,6 +20,7 @@ export const IMPLEMENTATIONS = {
   knn: { run: runDistanceModel },
   attention: { run: runDistanceModel },
   icl_transformer: { run: runTransformer, loadWeights },
+  tabular_fm: { run: runTabularFM, loadWeights: loadFmWeights },
 };
 
 export class Bridge {

@@ -11,3 +11,5 @@ export { loadWeights, parseWeights, expectedShapes, sha256Hex } from "./weights.
 export { validateData, columnStats, standardize, targetStats } from "./data.js";
 export { describeAdapter } from "./gpu.js";
 export { KERNELS, MATMUL_TILE, loadKernel } from "./kernels.js";
+export { contextRows, fmShapes, loadFmWeights, rowHash, runTabularFM } from "./tabular_fm.js";
+export { parseSafetensors } from "./safetensors.js";

@@ -1,6 +1,7 @@
 // Float64 CPU reference of docs/models.md used only by the node tests, to check the
 // WGSL kernels without Python. Straightforward loops; small inputs only.
 import { columnStats, targetStats } from "../src/data.js";
+import { fmInputs } from "../src/tabular_fm.js";
 
 function standardized(d, width) {
   const { n, m, F } = d;
@@ -112,8 +113,78 @@ export function refTransformer(weights, d) {
 }
 
 /** Model name → its float64 reference `(model, data) → Float64Array`, one per registry model. */
+/** tabular_fm in float64 loops (docs/models.md), on fmInputs' standardized rows. */
+export function refTabularFM(weights, d) {
+  const cfg = weights.config;
+  const W = (name) => weights.tensors.get(name);
+  const { d_model: D, n_heads: H } = cfg;
+  const dh = D / H;
+  const inp = fmInputs(d, cfg);
+  const T = d.F + 1;
+  const token = (x, r, y, mode) => Array.from({ length: T }, (_, j) => Array.from({ length: D }, (_, e) => {
+    if (j < d.F) return x[r * d.F + j] * W("cell.w")[e] + W("cell.b")[e] + W("feature.emb")[j * D + e];
+    if (mode === "cls") return W("target.cls")[y * D + e];
+    if (mode === "reg") return y * W("target.reg.w")[e] + W("target.reg.b")[e];
+    return W("target.unknown")[e];
+  }));
+  const mode = inp.tstats ? "reg" : "cls";
+  let h = [...Array.from({ length: inp.n }, (_, r) => token(inp.x, r, inp.y[r], mode)),
+    ...Array.from({ length: d.m }, (_, r) => token(inp.queries, r, 0, "q"))];
+  const lin = (v, name) => { const w = W(`${name}.w`), b = W(`${name}.b`); const out = b.length;
+    return Array.from({ length: out }, (_, o) => v.reduce((a, x, k) => a + x * w[k * out + o], b[o])); };
+  const lnv = (v, name) => ln([v], W(`${name}.g`), W(`${name}.b`), cfg.ln_eps)[0];
+  const attend = (q, keys, values) => {
+    const out = new Array(D).fill(0);
+    for (let hd = 0; hd < H; hd++) {
+      const s = keys.map((k) => q.slice(hd * dh, (hd + 1) * dh).reduce((a, x, i) => a + x * k[hd * dh + i], 0) / Math.sqrt(dh));
+      const mx = Math.max(...s);
+      const e = s.map((x) => Math.exp(x - mx));
+      const z = e.reduce((a, b) => a + b, 0);
+      for (let i = 0; i < dh; i++) out[hd * dh + i] = values.reduce((a, v, j) => a + (e[j] / z) * v[hd * dh + i], 0);
+    }
+    return out;
+  };
+  for (let l = 0; l < cfg.n_layers; l++) {
+    const p = `layers.${l}.`;
+    h = h.map((row) => {
+      const a = row.map((t) => lnv(t, `${p}fa.ln`));
+      const [q, k, v] = ["q", "k", "v"].map((n) => a.map((t) => lin(t, `${p}fa.${n}`)));
+      return row.map((t, i) => add([t], [lin(attend(q[i], k, v), `${p}fa.o`)])[0]);
+    });
+    const a = h.map((row) => row.map((t) => lnv(t, `${p}ra.ln`)));
+    const k = a.slice(0, inp.n).map((row) => row.map((t) => lin(t, `${p}ra.k`)));
+    const v = a.slice(0, inp.n).map((row) => row.map((t) => lin(t, `${p}ra.v`)));
+    h = h.map((row, r) => row.map((t, i) => {
+      const o = attend(lin(a[r][i], `${p}ra.q`), k.map((kr) => kr[i]), v.map((vr) => vr[i]));
+      const t2 = add([t], [lin(o, `${p}ra.o`)])[0];
+      const m = lin(lnv(t2, `${p}mlp.ln`), `${p}mlp.w1`).map(gelu);
+      return add([t2], [lin(m, `${p}mlp.w2`)])[0];
+    }));
+  }
+  return fmHead(h.slice(inp.n).map((row) => lnv(row[T - 1], "head.ln")), inp, d, lin);
+}
+
+/** The head of refTabularFM on the LayerNormed target tokens `z` of the query rows. */
+function fmHead(z, inp, d, lin) {
+  const out = [];
+  for (const zr of z) {
+    const o = lin(zr, inp.tstats ? "head.reg" : "head.cls");
+    if (inp.tstats) {
+      out.push(o[0] * inp.tstats.std + inp.tstats.mean);
+      continue;
+    }
+    const logits = o.slice(0, d.C);
+    const mx = Math.max(...logits);
+    const e = logits.map((x) => Math.exp(x - mx));
+    const s = e.reduce((a, b) => a + b, 0);
+    out.push(...e.map((x) => x / s));
+  }
+  return Float64Array.from(out);
+}
+
 export const REFERENCES = {
   knn: refDistanceModel,
   attention: refDistanceModel,
   icl_transformer: (model, d) => refTransformer(model.weights, d),
+  tabular_fm: (model, d) => refTabularFM(model.weights, d),
 };

@@ -12,7 +12,7 @@ const PYTHON = new URL("../../pkg/arenalite/models/registry.json", import.meta.u
 
 test("the bridge reads the registry file of arenalite.models", () => {
   assert.deepEqual(REGISTRY, JSON.parse(readFileSync(PYTHON, "utf8")).models);
-  assert.deepEqual(MODELS, ["knn", "attention", "icl_transformer"]);
+  assert.deepEqual(MODELS, ["knn", "attention", "icl_transformer", "tabular_fm"]);
 });
 
 test("every registry model has a GPU implementation, a reference and a page form", () => {

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from . import registry, transformer
+from . import registry, tabular_fm, transformer
 from .attention import attention_output, attention_weights
 from .knn import knn_output, neighbours
 from .preprocess import TASKS, Prepared, prepare
@@ -25,9 +25,11 @@ from .weights import DEFAULT_PATH, Weights, read_weights, write_weights
 MODELS: dict[str, dict[str, Any]] = {name: registry.defaults(name) for name in registry.REGISTRY}
 """Model name → its parameters' defaults, in the registry's order (registry.json)."""
 COMMON_KEYS = registry.COMMON_KEYS
+SPREAD_MODELS = ("tabular_fm",)
+"""Models whose regression head gives a Gaussian spread besides the mean."""
 
 __all__ = ["MODELS", "TASKS", "Weights", "check_model", "model_label", "predict",
-           "predict_timed", "read_weights", "write_weights"]
+           "predict_distribution", "predict_timed", "read_weights", "write_weights"]
 
 
 def check_model(model: object) -> dict[str, Any]:
@@ -64,6 +66,33 @@ def _transformer(model: dict[str, Any], prep: Prepared, clock) -> tuple[np.ndarr
     return transformer.forward_cached(params, prep, clock)
 
 
+@lru_cache(maxsize=8)
+def _fm_from_path(path: str) -> tabular_fm.Model:
+    return tabular_fm.Model(tabular_fm.read_weights(path))
+
+
+def _fm(weights: str | PathLike | Weights | None) -> tabular_fm.Model:
+    if isinstance(weights, Weights):
+        return tabular_fm.Model(weights)
+    path = tabular_fm.DEFAULT_PATH if weights is None else weights
+    return _fm_from_path(str(Path(path).resolve()))
+
+
+def _foundation(model: dict[str, Any], prep: Prepared, clock) -> tuple[np.ndarray, dict]:
+    fm = _fm(model["weights"])
+    registry.check_limits("tabular_fm", _sizes(prep), fm.config)
+    return tabular_fm.forward(fm, prep, clock)
+
+
+def _context(model: dict[str, Any], x_train: Any, y_train: Any) -> tuple[Any, Any]:
+    """The context rows a model sees: tabular_fm keeps at most its weights' max_context
+    (the seeded rule of :func:`tabular_fm.context_rows`); the others see every row."""
+    if model["name"] != "tabular_fm":
+        return x_train, y_train
+    limit = _fm(model["weights"]).config["max_context"]
+    return tabular_fm.subsample(np.asarray(x_train), np.asarray(y_train), limit)
+
+
 def _distance(model: dict[str, Any], prep: Prepared, clock) -> tuple[np.ndarray, dict]:
     t0 = clock()
     if model["name"] == "knn":
@@ -84,7 +113,8 @@ def _sizes(prep: Prepared) -> dict[str, int | None]:
             "context_rows": prep.x_train.shape[0]}
 
 
-REFERENCES = {"knn": _distance, "attention": _distance, "icl_transformer": _transformer}
+REFERENCES = {"knn": _distance, "attention": _distance, "icl_transformer": _transformer,
+              "tabular_fm": _foundation}
 """Model name → its numpy reference ``(model, prepared data, clock) → (output, timings)``;
 one entry per registry model (a test checks it). Fixed limits are checked before it runs;
 a model with weights checks the limits its weights' config sets."""
@@ -100,9 +130,16 @@ def predict_timed(model: dict[str, Any], X_train: Any, y_train: Any, X_test: Any
     the single ``layers`` entry is the distance / weight computation and ``head`` the
     label aggregation.
     """
+    output, timings = _predict_full(model, X_train, y_train, X_test, task, n_classes)
+    return (output[:, 0] if task == "regression" and output.ndim == 2 else output), timings
+
+
+def _predict_full(model, X_train, y_train, X_test, task, n_classes):
+    """The reference's whole output (regression: mean and spread for SPREAD_MODELS)."""
     clock = time.perf_counter
     model = check_model(model)
     t0 = clock()
+    X_train, y_train = _context(model, X_train, y_train)
     prep = prepare(X_train, y_train, X_test, task, n_classes)
     registry.check_task(model["name"], task)
     prep_ms = (clock() - t0) * 1e3
@@ -111,6 +148,21 @@ def predict_timed(model: dict[str, Any], X_train: Any, y_train: Any, X_test: Any
     timings["embed"] += prep_ms
     timings["total"] = timings["embed"] + sum(timings["layers"]) + timings["head"]
     return output, timings
+
+
+def predict_distribution(model: dict[str, Any], X_train: Any, y_train: Any,
+                         X_test: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Regression mean and spread (Gaussian standard deviation), both in the target's units.
+
+    Only models with a probabilistic head give a spread (``tabular_fm``); the others
+    raise ``ValueError``. The pair feeds the gate's probabilistic track (CRPS, Gaussian NLL).
+    """
+    model = check_model(model)
+    if model["name"] not in SPREAD_MODELS:
+        raise ValueError(f"model {model['name']!r} predicts no spread; models with a "
+                         f"regression spread are {list(SPREAD_MODELS)}")
+    output, _ = _predict_full(model, X_train, y_train, X_test, "regression", None)
+    return output[:, 0], output[:, 1]
 
 
 def predict(model: dict[str, Any], X_train: Any, y_train: Any, X_test: Any, task: str,

@@ -168,15 +168,31 @@ def check_limits(config: dict, n_features: int, n_classes: int | None) -> None:
                          f"{config['max_classes']} classes, got n_classes={n_classes}")
 
 
+def row_hash(rows: np.ndarray, seed: int = CONTEXT_SEED) -> np.ndarray:
+    """A 32-bit integer hash of row indices (Wellons' lowbias32 of ``row + seed·0x9E3779B9``).
+
+    Integer-exact, so JavaScript (``Math.imul``) computes the same values bit for bit.
+    """
+    x = (rows.astype(np.uint64) + np.uint64(seed) * np.uint64(0x9E3779B9)) & np.uint64(0xFFFFFFFF)
+    x = x.astype(np.uint32)
+    x ^= x >> np.uint32(16)
+    x *= np.uint32(0x7FEB352D)
+    x ^= x >> np.uint32(15)
+    x *= np.uint32(0x846CA68B)
+    x ^= x >> np.uint32(16)
+    return x
+
+
 def context_rows(n_rows: int, max_context: int) -> np.ndarray | None:
     """The context rows kept when there are more than ``max_context``; None keeps all.
 
-    A uniform sample without replacement, seeded with :data:`CONTEXT_SEED`, in row order.
+    The ``max_context`` rows of smallest :func:`row_hash` (ties: lower row index), in row
+    order: a seeded uniform sample that the WebGPU bridge reproduces exactly.
     """
     if n_rows <= max_context:
         return None
-    rng = np.random.default_rng(CONTEXT_SEED)
-    return np.sort(rng.choice(n_rows, size=max_context, replace=False))
+    order = np.lexsort((np.arange(n_rows), row_hash(np.arange(n_rows))))
+    return np.sort(order[:max_context])
 
 
 # --------------------------------------------------------------------------------------------
