@@ -1,7 +1,7 @@
 """How good is ``tabular_fm``? Measured with arenalite itself on real data it never saw.
 
 ``python bench/bench_tfm.py [--out bench/out/tfm] [--quick]`` runs the Python runner on the
-persisted splits (SPEC §6, adaptive 3-fold, at most ``--max-repeats`` repeats, default 5) of
+persisted splits (SPEC §6, adaptive 3-fold, at most ``--max-repeats`` repeats, default 3) of
 
 * the four bundled datasets (breast_cancer, wine, iris, diabetes), and
 * held-out real datasets that ship inside scikit-learn and were used for no training or
@@ -116,8 +116,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=Path("bench/out/tfm"))
     ap.add_argument("--quick", action="store_true", help="one repeat per dataset")
     ap.add_argument("--n-bootstrap", type=int, default=1000)
-    ap.add_argument("--max-repeats", type=int, default=5,
-                    help="at most this many repeats of SPEC §6's 3-fold split (default 5; the "
+    ap.add_argument("--max-repeats", type=int, default=3,
+                    help="at most this many repeats of SPEC §6's 3-fold split (default 3; the "
                          "adaptive rule asks 10–20 on these sizes)")
     args = ap.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -143,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     md = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for _, r in board.iterrows():
         md.append(f"| {r['model']} | {r['elo']:.0f} | +{r['elo+']:.0f} | -{r['elo-']:.0f} "
-                  f"| {r['rank']:.2f} | {r['winrate']:.3f} | {r['improvability']:.1f} |")
+                  f"| {r['rank']:.2f} | {r['winrate']:.3f} | {r['improvability']:.3f} |")
     md += ["", "| dataset | metric | " + " | ".join(per.columns) + " |",
            "|" + "---|" * (len(per.columns) + 2)]
     for (dataset, metric), r in per.iterrows():

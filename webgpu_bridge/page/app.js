@@ -1,7 +1,7 @@
 // The WebGPU timing page: finds the adapter, lists the bundled datasets, runs the chosen
 // models on the first N persisted splits of each, and shows / downloads the results table.
 import { Bridge, REGISTRY, RESULT_COLUMNS, checkModel, modelLabel, runSplits } from "../webgpu_bridge/src/index.js";
-import { rowsPerSecondChart } from "./chart.js";
+import { rowsPerSecondChart, stageChart } from "./chart.js";
 import { modelFromInputs, paramInput } from "./model_form.js";
 import { csvText, firstSplits, formatNumber, repeatsFor, summarize } from "./summary.js";
 
@@ -195,6 +195,7 @@ function unlessLost(promise) {
 async function runAll({ datasets, models, nSplits }) {
   const bars = progressBars(datasets, models, nSplits);
   const rows = [];
+  const stages = [];
   const warmups = new Map();
   for (const d of datasets) {
     const [dataset, splits] = await Promise.all([fetchJson(`${d.name}.json`), fetchJson(`${d.name}.splits.json`)]);
@@ -205,12 +206,13 @@ async function runAll({ datasets, models, nSplits }) {
       setStatus(`Running ${modelLabel(model)} on ${d.name}…`);
       const got = await unlessLost(runSplits(state.bridge, dataset, chosen, [model], {
         onProgress: (done) => { bar.value = done; count.textContent = `${done} / ${n} splits`; },
+        onTimings: (row, timings) => stages.push({ model: row.model, dataset: row.dataset, stages: timings }),
       }));
       warmups.set(key, state.bridge.warmups.at(-1)?.warmup_ms ?? null);
       rows.push(...got);
     }
   }
-  return { rows, warmups };
+  return { rows, warmups, stages };
 }
 
 function msCell(s) {
@@ -219,7 +221,7 @@ function msCell(s) {
   return td;
 }
 
-function showResults(rows, warmups) {
+function showResults(rows, warmups, stages) {
   const summaries = summarize(rows, warmups);
   const head = document.createElement("tr");
   for (const h of ["Model", "Dataset", "Metric", "Score", "Splits", "Embed ms", "Layers ms", "Head ms",
@@ -242,7 +244,11 @@ function showResults(rows, warmups) {
   tbody.append(...body);
   $("results").replaceChildren(caption, thead, tbody);
   $("chart").replaceChildren(rowsPerSecondChart(summaries),
-    cell("figcaption", "Median rows per second over splits (higher is faster).", { class: "help" }));
+    cell("figcaption", "Median rows per second over splits (higher is faster).", { class: "help" }),
+    stageChart(stages),
+    cell("figcaption", "Median wall time of each stage over splits: embed (standardization, " +
+      "upload, embedding), each layer (context pass and query batches), head (including the " +
+      "read-back).", { class: "help" }));
   $("results-section").hidden = false;
   $("download").disabled = rows.length === 0;
 }
@@ -282,9 +288,9 @@ async function onRun(event) {
   document.body.dataset.state = "running";
   const started = performance.now();
   try {
-    const { rows, warmups } = await runAll(choices);
+    const { rows, warmups, stages } = await runAll(choices);
     state.rows = rows;
-    showResults(rows, warmups);
+    showResults(rows, warmups, stages);
     setStatus(`Done: ${rows.length} result rows in ${formatNumber((performance.now() - started) / 1000)} s ` +
       `on ${state.bridge.adapterInfo.label}`, "ok");
     document.body.dataset.state = "done";

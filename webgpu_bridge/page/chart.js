@@ -73,3 +73,61 @@ export function rowsPerSecondChart(summaries, title = "Throughput: median rows p
   });
   return svg;
 }
+
+const median = (values) => {
+  const s = [...values].sort((a, b) => a - b);
+  const k = s.length >> 1;
+  return s.length % 2 ? s[k] : (s[k - 1] + s[k]) / 2;
+};
+
+/**
+ * An <svg> of where the time goes: per model × dataset one stacked bar of the median
+ * wall ms of each stage over splits (embed, layer 0, layer 1, …, head), from the rows'
+ * `stages` (resultRow); a legend names the stages.
+ */
+export function stageChart(rows, title = "Where the time goes: median ms per stage") {
+  const keys = [...new Set(rows.map((r) => `${r.model}\u0000${r.dataset}`))];
+  const nLayers = Math.max(...rows.map((r) => r.stages.layers.length));
+  const names = ["embed", ...Array.from({ length: nLayers }, (_, l) => `layer ${l}`), "head"];
+  const bars = keys.map((key) => {
+    const mine = rows.filter((r) => `${r.model}\u0000${r.dataset}` === key);
+    const parts = names.map((_, i) => median(mine.map((r) => {
+      const st = r.stages;
+      if (i === 0) return st.embed;
+      return i <= st.layers.length ? st.layers[i - 1] : i === names.length - 1 ? st.head : 0;
+    })));
+    return { label: key.replace("\u0000", " · "), parts };
+  });
+  const top = 40;
+  const height = top + bars.length * (BAR + 4) + 30;
+  const width = LABEL_W + PLOT_W + VALUE_W;
+  const xMax = niceMax(Math.max(...bars.map((b) => b.parts.reduce((a, v) => a + v, 0))));
+  const svg = el("svg", { viewBox: `0 0 ${width} ${height}`, role: "img", class: "chart",
+    "aria-labelledby": "stage-title stage-desc" });
+  svg.append(el("title", { id: "stage-title" }, title));
+  svg.append(el("desc", { id: "stage-desc" }, bars.map((b) => `${b.label}: ` +
+    b.parts.map((v, i) => `${names[i]} ${formatNumber(v)} ms`).join(", ")).join("; ")));
+  svg.append(el("text", { x: LABEL_W, y: 16, class: "chart-title" }, title));
+  names.forEach((n, i) => {
+    const lx = LABEL_W + i * 80;
+    svg.append(el("rect", { x: lx, y: 22, width: 10, height: 10, fill: PALETTE[i % PALETTE.length] }));
+    svg.append(el("text", { x: lx + 14, y: 31, class: "chart-legend" }, n));
+  });
+  bars.forEach((b, j) => {
+    const y = top + j * (BAR + 4);
+    svg.append(el("text", { x: LABEL_W - 8, y: y + BAR - 5, "text-anchor": "end", class: "chart-label" }, b.label));
+    let x = LABEL_W;
+    b.parts.forEach((v, i) => {
+      const w = (v / xMax) * PLOT_W;
+      svg.append(el("rect", { x, y, width: Math.max(0, w), height: BAR, fill: PALETTE[i % PALETTE.length],
+        class: "chart-bar" }));
+      x += w;
+    });
+    svg.append(el("text", { x: x + 4, y: y + BAR - 5, class: "chart-value" },
+      `${formatNumber(b.parts.reduce((a, v) => a + v, 0))} ms`));
+  });
+  const bottom = top + bars.length * (BAR + 4);
+  svg.append(el("text", { x: LABEL_W + PLOT_W / 2, y: bottom + 22, "text-anchor": "middle",
+    class: "chart-axis" }, `wall ms per split (axis to ${formatNumber(xMax)} ms)`));
+  return svg;
+}

@@ -61,9 +61,11 @@ function gather(x, F, rows) {
 /**
  * Run every model on every split; resolves to result rows (RESULT_COLUMNS keys).
  * Each model gets one warm-up pass on the first split first (recorded in bridge.warmups,
- * not in the rows). options.onProgress(done, total) is called after each split.
+ * not in the rows). options.onProgress(done, total) is called after each split, and
+ * options.onTimings(row, timings) with the split's full stage timings (per layer; the row
+ * keeps their sum).
  */
-export async function runSplits(bridge, dataset, splits, models, { onProgress, warmup = true } = {}) {
+export async function runSplits(bridge, dataset, splits, models, { onProgress, onTimings, warmup = true } = {}) {
   const { task, name } = dataset;
   const sp = parseSplits(splits, { nRows: dataset.y?.length, task, dataset: name });
   const { x, F } = datasetMatrix(dataset, sp.excluded_columns ?? []);
@@ -90,6 +92,7 @@ export async function runSplits(bridge, dataset, splits, models, { onProgress, w
         scored: taskScore(task, yTest, output, C), split, nFolds: sp.n_folds,
         device: bridge.adapterInfo.description, timings,
       }));
+      onTimings?.(rows.at(-1), timings);
       onProgress?.(rows.length, total);
     }
   }
