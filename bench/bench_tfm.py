@@ -10,9 +10,11 @@ persisted splits (SPEC §6, adaptive 3-fold, at most ``--max-repeats`` repeats, 
 
 for tabular_fm, knn (k 5 and 15), attention and the hand-built icl_transformer, and fits
 scikit-learn's logistic / ridge regression and random forest on the same splits (bench
-only). The rows go through ``arenalite.load_df``; it prints the leaderboard (Elo with the
-dataset bootstrap, win rate, improvability) and the per-dataset table, and writes both
-(markdown and CSV) plus the raw results under ``--out``. ``--quick`` runs one repeat per
+only). The rows go through ``arenalite.load_df``; it prints two leaderboards (Elo with the
+dataset bootstrap, win rate, improvability): on every dataset without icl_transformer (its
+weights take at most 32 features, digits has 64), and on the datasets it takes with every
+model; then the per-dataset table. Markdown and CSV of each, and the raw results, go under
+``--out``. ``--quick`` runs one repeat per
 dataset (a smoke test).
 """
 
@@ -39,6 +41,7 @@ MODELS = [{"name": "tabular_fm", "label": "tabular_fm"},
           {"name": "attention", "label": "attention"},
           {"name": "knn", "k": 5, "label": "knn-5"},
           {"name": "knn", "k": 15, "label": "knn-15"}]
+ICL_MAX_FEATURES = 32
 METRIC_BOUNDS = {"roc_auc": (0.5, 1.0), "log_loss": (0.0, "knn-5"), "rmse": (0.0, "knn-5")}
 
 
@@ -107,6 +110,7 @@ def persisted(name: str, ds: bundled.Dataset, out: Path, quick: bool, max_repeat
     s = splits.make_splits(ds.n_rows, ds.task, y=None if ds.task == "regression" else ds.y,
                            dataset=name, n_repeats=repeats)
     if not quick:
+        path.parent.mkdir(parents=True, exist_ok=True)
         splits.save(s, path)
     return s
 
@@ -125,29 +129,41 @@ def main(argv: list[str] | None = None) -> int:
     split_of = {n: persisted(n, ds, args.out, args.quick, args.max_repeats)
                 for n, ds in data.items()}
     t0 = time.perf_counter()
-    ours = runner.run(data, split_of, MODELS, progress=True)
+    small = {n: ds for n, ds in data.items() if ds.X.shape[1] <= ICL_MAX_FEATURES}
+    icl = [m for m in MODELS if m["name"] == "icl_transformer"]
+    ours = pd.concat([runner.run(data, split_of, [m for m in MODELS if m not in icl],
+                                 progress=True),
+                      runner.run(small, {n: split_of[n] for n in small}, icl, progress=True)],
+                     ignore_index=True)
     theirs = pd.DataFrame([r for n, ds in data.items() for r in sklearn_rows(n, ds,
                                                                               split_of[n])])
     results = pd.concat([ours, theirs], ignore_index=True)
     results.to_csv(args.out / "results.csv", index=False)
     print(f"{len(results)} rows in {time.perf_counter() - t0:.0f} s", flush=True)
-    bench = arenalite.load_df(results, seed="seed", metric_type_bounds=METRIC_BOUNDS)
-    board = bench.leaderboard(n_bootstrap=args.n_bootstrap, random_state=0).table
     cols = ["model", "elo", "elo+", "elo-", "rank", "winrate", "improvability"]
-    board = board[cols]
+    md = []
+    boards = {"all 9 datasets (icl_transformer takes at most 32 features: not on digits)":
+              results[results["model"] != "icl_transformer"],
+              f"the {len(small)} datasets with at most 32 features, every model":
+              results[results["dataset"].isin(list(small))]}
+    for i, (title, rows) in enumerate(boards.items()):
+        bench = arenalite.load_df(rows, seed="seed", metric_type_bounds=METRIC_BOUNDS)
+        board = bench.leaderboard(n_bootstrap=args.n_bootstrap, random_state=0).table[cols]
+        board.to_csv(args.out / f"leaderboard_{i}.csv", index=False)
+        md += [f"Leaderboard on {title}:", "", "| " + " | ".join(cols) + " |",
+               "|" + "---|" * len(cols)]
+        for _, r in board.iterrows():
+            md.append(f"| {r['model']} | {r['elo']:.0f} | +{r['elo+']:.0f} | -{r['elo-']:.0f} "
+                      f"| {r['rank']:.2f} | {r['winrate']:.3f} | {r['improvability']:.3f} |")
+        md.append("")
     per = (results.groupby(["dataset", "metric", "model"], sort=True)["score"].mean()
            .unstack("model"))
-    per = per[board["model"]]
-    board.to_csv(args.out / "leaderboard.csv", index=False)
     per.to_csv(args.out / "per_dataset.csv")
-    md = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    for _, r in board.iterrows():
-        md.append(f"| {r['model']} | {r['elo']:.0f} | +{r['elo+']:.0f} | -{r['elo-']:.0f} "
-                  f"| {r['rank']:.2f} | {r['winrate']:.3f} | {r['improvability']:.3f} |")
-    md += ["", "| dataset | metric | " + " | ".join(per.columns) + " |",
+    md += ["| dataset | metric | " + " | ".join(per.columns) + " |",
            "|" + "---|" * (len(per.columns) + 2)]
     for (dataset, metric), r in per.iterrows():
-        md.append(f"| {dataset} | {metric} | " + " | ".join(f"{v:.4f}" for v in r) + " |")
+        md.append(f"| {dataset} | {metric} | "
+                  + " | ".join("–" if np.isnan(v) else f"{v:.4f}" for v in r) + " |")
     (args.out / "tables.md").write_text("\n".join(md) + "\n")
     print("\n".join(md))
     return 0

@@ -104,15 +104,15 @@ def test_page_is_linked_from_the_landing_page_notebook_06_and_the_report(site: P
         (ROOT / "build.py").read_text())
 
 
-def chosen_splits(site: Path) -> dict[str, dict]:
-    """The first N_SPLITS splits (one whole repeat, as the page runs them) of the page's
-    own split files."""
+def chosen_splits(site: Path, names: list[str] = RUN, count: int = N_SPLITS) -> dict[str, dict]:
+    """The first ``count`` splits (one whole repeat by default, as the page runs them) of
+    the page's own split files."""
     data = site / "webgpu" / "data"
     chosen = {}
-    for name in RUN:
+    for name in names:
         persisted = splits.load(data / f"{name}.splits.json")
         assert persisted["n_folds"] == N_SPLITS
-        chosen[name] = {**persisted, "n_repeats": 1, "splits": persisted["splits"][:N_SPLITS]}
+        chosen[name] = {**persisted, "n_repeats": 1, "splits": persisted["splits"][:count]}
     return chosen
 
 
@@ -143,6 +143,8 @@ def test_page_runs_models_and_downloads_the_runner_table(site: Path, served: str
             [i.id, i.type, i.getAttribute("min"), i.getAttribute("max"), i.value])""")
         for name in datasets.names():
             page.set_checked(f"#ds-{name}", name in RUN)
+        for name in models.MODELS:  # tabular_fm has its own, smaller run below
+            page.set_checked(f"#use-{name}", name in [m["name"] for m in MODELS])
         page.fill("#n-splits", str(N_SPLITS))
         page.get_by_role("button", name="Run").click()
         page.wait_for_selector("body[data-state=done], body[data-state=failed]", timeout=300_000)
@@ -405,3 +407,42 @@ def test_site_server_is_quiet_unless_verbose(site: Path, capfd: pytest.CaptureFi
                            if '"GET ' in line]
     assert logged[False] == []
     assert len(logged[True]) >= 5 and any("/webgpu/app.js" in line for line in logged[True])
+
+
+@pytest.mark.browser
+def test_page_runs_tabular_fm_and_draws_its_layers(site: Path, served: str,
+                                                   tmp_path: Path) -> None:
+    """The registry's new model on the page: its CSV rows match the Python runner's scores
+    and the stage chart has one segment per stage (embed, its 3 layers, head)."""
+    n_layers = 3
+    with playwright_session() as p, chromium(p, served, webgpu=True) as browser:
+        page = browser.context.new_page()
+        page.set_default_timeout(60_000)
+        page.goto(served + "/webgpu/index.html")
+        page.wait_for_selector("body[data-state=ready]")
+        for name in datasets.names():
+            page.set_checked(f"#ds-{name}", name == "iris")
+        for name in models.MODELS:
+            page.set_checked(f"#use-{name}", name == "tabular_fm")
+        page.fill("#n-splits", "2")
+        page.get_by_role("button", name="Run").click()
+        page.wait_for_selector("body[data-state=done], body[data-state=failed]", timeout=300_000)
+        assert page.get_attribute("body", "data-state") == "done", page.inner_text("#status")
+        page.set_viewport_size({"width": 1200, "height": 900})
+        shots = Path(SCREENSHOTS) if SCREENSHOTS else tmp_path
+        shots.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(shots / "webgpu_page_tabular_fm.png"), full_page=True)
+        segments = page.locator("#chart svg rect.chart-stage").count()
+        legend = page.inner_text("#chart")
+        with page.expect_download() as download:
+            page.get_by_role("button", name="Download results CSV").click()
+        csv = tmp_path / download.value.suggested_filename
+        download.value.save_as(csv)
+    assert segments == n_layers + 2
+    assert all(f"layer {i}" in legend for i in range(n_layers))
+    web = pd.read_csv(csv)
+    py = runner.run({"iris": float32_dataset("iris")}, chosen_splits(site, ["iris"]),
+                    [{"name": "tabular_fm"}], progress=False)
+    merged = web.merge(py, on=["model", "dataset", "split_id"], suffixes=("_web", "_py"))
+    assert len(merged) == len(web) >= 2
+    assert np.allclose(merged["score_web"], merged["score_py"], atol=1e-4)

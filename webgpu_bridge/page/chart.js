@@ -120,7 +120,7 @@ export function stageChart(rows, title = "Where the time goes: median ms per sta
     b.parts.forEach((v, i) => {
       const w = (v / xMax) * PLOT_W;
       svg.append(el("rect", { x, y, width: Math.max(0, w), height: BAR, fill: PALETTE[i % PALETTE.length],
-        class: "chart-bar" }));
+        class: "chart-stage" }));
       x += w;
     });
     svg.append(el("text", { x: x + 4, y: y + BAR - 5, class: "chart-value" },
