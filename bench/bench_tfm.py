@@ -120,6 +120,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=Path("bench/out/tfm"))
     ap.add_argument("--quick", action="store_true", help="one repeat per dataset")
     ap.add_argument("--n-bootstrap", type=int, default=1000)
+    ap.add_argument("--results", type=Path, default=None,
+                    help="rank this results.csv of an earlier run instead of running")
     ap.add_argument("--max-repeats", type=int, default=3,
                     help="at most this many repeats of SPEC §6's 3-fold split (default 3; the "
                          "adaptive rule asks 10–20 on these sizes)")
@@ -130,6 +132,18 @@ def main(argv: list[str] | None = None) -> int:
                 for n, ds in data.items()}
     t0 = time.perf_counter()
     small = {n: ds for n, ds in data.items() if ds.X.shape[1] <= ICL_MAX_FEATURES}
+    if args.results:
+        results = pd.read_csv(args.results)
+    else:
+        results = run_all(data, small, split_of)
+        results.to_csv(args.out / "results.csv", index=False)
+    print(f"{len(results)} rows in {time.perf_counter() - t0:.0f} s", flush=True)
+    tables(results, small, args)
+    return 0
+
+
+def run_all(data: dict, small: dict, split_of: dict) -> pd.DataFrame:
+    """Every model on every split it can take, and the scikit-learn baselines."""
     icl = [m for m in MODELS if m["name"] == "icl_transformer"]
     ours = pd.concat([runner.run(data, split_of, [m for m in MODELS if m not in icl],
                                  progress=True),
@@ -137,9 +151,11 @@ def main(argv: list[str] | None = None) -> int:
                      ignore_index=True)
     theirs = pd.DataFrame([r for n, ds in data.items() for r in sklearn_rows(n, ds,
                                                                               split_of[n])])
-    results = pd.concat([ours, theirs], ignore_index=True)
-    results.to_csv(args.out / "results.csv", index=False)
-    print(f"{len(results)} rows in {time.perf_counter() - t0:.0f} s", flush=True)
+    return pd.concat([ours, theirs], ignore_index=True)
+
+
+def tables(results: pd.DataFrame, small: dict, args: argparse.Namespace) -> None:
+    """The two leaderboards and the per-dataset table, printed and written under --out."""
     cols = ["model", "elo", "elo+", "elo-", "rank", "winrate", "improvability"]
     md = []
     boards = {"all 9 datasets (icl_transformer takes at most 32 features: not on digits)":
@@ -147,7 +163,8 @@ def main(argv: list[str] | None = None) -> int:
               f"the {len(small)} datasets with at most 32 features, every model":
               results[results["dataset"].isin(list(small))]}
     for i, (title, rows) in enumerate(boards.items()):
-        bench = arenalite.load_df(rows, seed="seed", metric_type_bounds=METRIC_BOUNDS)
+        bench = arenalite.load_df(rows, seed="seed", metric_type_bounds=METRIC_BOUNDS,
+                                  format="long")
         board = bench.leaderboard(n_bootstrap=args.n_bootstrap, random_state=0).table[cols]
         board.to_csv(args.out / f"leaderboard_{i}.csv", index=False)
         md += [f"Leaderboard on {title}:", "", "| " + " | ".join(cols) + " |",
@@ -166,7 +183,6 @@ def main(argv: list[str] | None = None) -> int:
                   + " | ".join("–" if np.isnan(v) else f"{v:.4f}" for v in r) + " |")
     (args.out / "tables.md").write_text("\n".join(md) + "\n")
     print("\n".join(md))
-    return 0
 
 
 if __name__ == "__main__":
