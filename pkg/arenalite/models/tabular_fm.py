@@ -27,7 +27,7 @@ import numpy as np
 
 from . import safetensors
 from .preprocess import STD_FLOOR, Prepared, target_stats
-from .weights import Weights
+from .weights import Weights, check_transformer_config
 
 MODEL = "tabular_fm"
 FORMAT = "arenalite-weights"
@@ -47,30 +47,7 @@ CONTEXT_SEED = 0
 
 def check_config(config: object) -> dict:
     """Validate a ``tabular_fm`` config; returns a plain dict with typed values."""
-    if not isinstance(config, dict):
-        raise ValueError(f"tabular_fm config must be an object, got {type(config).__name__}")
-    missing = [k for k in CONFIG_KEYS if k not in config]
-    extra = sorted(set(config) - set(CONFIG_KEYS))
-    if missing or extra:
-        raise ValueError(f"tabular_fm config keys: missing {missing}, unexpected {extra}")
-    out: dict = {}
-    for key in CONFIG_KEYS[:-1]:
-        value = config[key]
-        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
-            raise ValueError(f"tabular_fm config {key!r} must be a positive integer, "
-                             f"got {value!r}")
-        out[key] = int(value)
-    eps = config["ln_eps"]
-    if isinstance(eps, bool) or not isinstance(eps, int | float) or not 0 < eps < 1:
-        raise ValueError(f"tabular_fm config 'ln_eps' must be a number in (0, 1), got {eps!r}")
-    out["ln_eps"] = float(eps)
-    if out["d_model"] % out["n_heads"]:
-        raise ValueError(f"tabular_fm config d_model={out['d_model']} is not divisible by "
-                         f"n_heads={out['n_heads']}")
-    if out["max_classes"] < 2:
-        raise ValueError(f"tabular_fm config 'max_classes' must be at least 2, "
-                         f"got {out['max_classes']}")
-    return out
+    return check_transformer_config(config, CONFIG_KEYS, "tabular_fm config")
 
 
 def tensor_shapes(config: dict) -> dict[str, tuple[int, ...]]:

@@ -38,28 +38,34 @@ class Weights:
 
 def check_config(config: object) -> dict:
     """Validate an ``icl_transformer`` config; returns a plain dict with typed values."""
+    return check_transformer_config(config, CONFIG_KEYS, "weights config")
+
+
+def check_transformer_config(config: object, keys: tuple[str, ...], what: str) -> dict:
+    """A transformer config with exactly ``keys``: positive integers, then ``ln_eps`` in
+    (0, 1) (the last key); d_model divisible by n_heads; at least 2 classes. Messages start
+    with ``what``."""
     if not isinstance(config, dict):
-        raise ValueError(f"weights config must be an object, got {type(config).__name__}")
-    missing = [k for k in CONFIG_KEYS if k not in config]
-    extra = sorted(set(config) - set(CONFIG_KEYS))
+        raise ValueError(f"{what} must be an object, got {type(config).__name__}")
+    missing = [k for k in keys if k not in config]
+    extra = sorted(set(config) - set(keys))
     if missing or extra:
-        raise ValueError(f"weights config keys: missing {missing}, unexpected {extra}")
+        raise ValueError(f"{what} keys: missing {missing}, unexpected {extra}")
     out: dict = {}
-    for key in CONFIG_KEYS[:-1]:
+    for key in keys[:-1]:
         value = config[key]
         if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
-            raise ValueError(f"weights config {key!r} must be a positive integer, got {value!r}")
+            raise ValueError(f"{what} {key!r} must be a positive integer, got {value!r}")
         out[key] = int(value)
     eps = config["ln_eps"]
     if isinstance(eps, bool) or not isinstance(eps, int | float) or not 0 < eps < 1:
-        raise ValueError(f"weights config 'ln_eps' must be a number in (0, 1), got {eps!r}")
+        raise ValueError(f"{what} 'ln_eps' must be a number in (0, 1), got {eps!r}")
     out["ln_eps"] = float(eps)
     if out["d_model"] % out["n_heads"]:
-        raise ValueError(f"weights config d_model={out['d_model']} is not divisible by "
+        raise ValueError(f"{what} d_model={out['d_model']} is not divisible by "
                          f"n_heads={out['n_heads']}")
     if out["max_classes"] < 2:
-        raise ValueError(f"weights config 'max_classes' must be at least 2, got "
-                         f"{out['max_classes']}")
+        raise ValueError(f"{what} 'max_classes' must be at least 2, got {out['max_classes']}")
     return out
 
 
