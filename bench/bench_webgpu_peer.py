@@ -135,12 +135,13 @@ def main(argv: list[str] | None = None) -> int:
                     help="timed runs at 1024 + 256 rows (default 5: on a software adapter "
                          "one call takes seconds)")
     ap.add_argument("--shapes", choices=["all", "small"], default="all")
+    ap.add_argument("--skip", type=int, default=0, help="leave out the first SKIP shapes")
     args = ap.parse_args(argv)
     for need in (ORT_DIST, ONNX):
         if not need.exists():
             sys.exit(f"bench_webgpu_peer: {need} is missing (npm ci in webgpu_bridge; "
                      "scripts/export_tfm_onnx.py for the .onnx)")
-    shapes = SHAPES if args.shapes == "all" else SHAPES[:2]
+    shapes = (SHAPES if args.shapes == "all" else SHAPES[:2])[args.skip:]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "index.html").write_text(PAGE)

@@ -93,7 +93,7 @@ def test_dataset_bootstrap_equals_trim_mean_of_the_drawn_runs(n_models, n_datase
     """Uneven seed counts per cell (padding), ties and any counts: exactly scipy's trim_mean
     of every model's runs repeated as their datasets were drawn."""
     rng = np.random.default_rng(seed)
-    sizes = rng.integers(1, 4, size=(n_models, n_datasets))
+    sizes = rng.integers(1, 4, size=(n_models, n_datasets)).astype(np.intp)  # wasm32: 32-bit
     model = np.repeat(np.arange(n_models), sizes.sum(axis=1))
     dataset = np.concatenate([np.repeat(np.arange(n_datasets), row) for row in sizes])
     values = rng.integers(0, 5, size=model.size) / 4.0  # ties on purpose
@@ -104,7 +104,7 @@ def test_dataset_bootstrap_equals_trim_mean_of_the_drawn_runs(n_models, n_datase
     for b in range(len(counts)):
         for m in range(n_models):
             mine = model == m
-            runs = np.repeat(values[mine], counts[b][dataset[mine]])
+            runs = np.repeat(values[mine], counts[b][dataset[mine]].astype(np.intp))
             assert boot[b, m] == pytest.approx(stats.trim_mean(runs, 0.25), abs=1e-12)
 
 
