@@ -38,9 +38,7 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import math
-import struct
 import sys
 import time
 from pathlib import Path
@@ -54,7 +52,9 @@ STD_FLOOR = 1e-12
 CLIP = 10.0
 MIN_SIGMA = 1e-3
 ARCH = "tabular_fm"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pkg"))
 
+from arenalite.models import tabular_fm  # noqa: E402
 
 # ---------------------------------------------------------------------------------------------
 # The prior
@@ -304,30 +304,12 @@ def tensors_of(model: TabularFM) -> dict[str, np.ndarray]:
     return {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in out.items()}
 
 
-def write_safetensors(path: Path, tensors: dict[str, np.ndarray], metadata: dict[str, str]):
-    header: dict = {"__metadata__": metadata}
-    offset, chunks = 0, []
-    for name in sorted(tensors):
-        data = np.ascontiguousarray(tensors[name], dtype="<f4").tobytes()
-        header[name] = {"dtype": "F32", "shape": list(tensors[name].shape),
-                        "data_offsets": [offset, offset + len(data)]}
-        chunks.append(data)
-        offset += len(data)
-    raw = json.dumps(header, separators=(",", ":")).encode()
-    raw += b" " * (-len(raw) % 8)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(struct.pack("<Q", len(raw)) + raw + b"".join(chunks))
-
-
 def export(model: TabularFM, path: Path, extra: dict) -> None:
-    config = {k: model.config[k] for k in CONFIG_KEYS}
-    meta = {"format": "arenalite-weights", "version": "2", "model": ARCH,
-            "config": json.dumps(config), **{k: str(v) for k, v in extra.items()}}
-    write_safetensors(path, tensors_of(model), meta)
-
-
-CONFIG_KEYS = ("d_model", "n_heads", "n_layers", "d_mlp", "max_features", "max_classes",
-               "max_context", "ln_eps")
+    """Write the weights with arenalite's own writer (config in the safetensors metadata)."""
+    config = {k: model.config[k] for k in tabular_fm.CONFIG_KEYS}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tabular_fm.write_weights(path, config, tensors_of(model),
+                             {k: str(v) for k, v in extra.items()})
 
 
 # ---------------------------------------------------------------------------------------------
