@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from . import safetensors
-from .preprocess import STD_FLOOR, Prepared, target_stats
+from .preprocess import Prepared, target_stats
 from .weights import Weights, check_transformer_config
 
 MODEL = "tabular_fm"
@@ -374,6 +374,6 @@ def subsample(x_train: np.ndarray, y_train: np.ndarray,
     return (x_train, y_train) if keep is None else (x_train[keep], y_train[keep])
 
 
-__all__ = ["CONFIG_KEYS", "DEFAULT_PATH", "Model", "STD_FLOOR", "check_config", "check_limits",
+__all__ = ["CONFIG_KEYS", "DEFAULT_PATH", "Model", "check_config", "check_limits",
            "context_rows", "forward", "forward_uncached", "random_weights", "read_weights",
            "subsample", "tensor_shapes", "weights_from", "write_weights"]
