@@ -2,7 +2,7 @@
 import { readText } from "./io.js";
 
 export const KERNELS = ["matmul", "gelu_mlp", "layer_norm", "attention", "knn", "labels",
-  "head", "embed", "fm_embed", "fm_feature_attention", "fm_row_attention", "fm_head"];
+  "head", "embed", "fm_embed", "fm_head"];
 
 /** Outputs one workgroup of kernels/matmul.wgsl computes: its dispatch is ceil(N / cols) × ceil(M / rows). */
 export const MATMUL_TILE = { rows: 32, cols: 32 };

@@ -130,8 +130,7 @@ export function fmInputs(d, cfg) {
     queries: standardizeClipped(d.xTest, d.m, d.F, stats) };
 }
 
-const PIPELINES = ["matmul", "layer_norm", "gelu_mlp", "fm_embed", "fm_feature_attention",
-  "fm_row_attention", "fm_head"];
+const PIPELINES = ["matmul", "layer_norm", "gelu_mlp", "fm_embed", "attention", "fm_head"];
 const uploaded = new WeakMap();
 
 /** Weight buffers per engine: every tensor, plus the packed embedding and head blocks. */
@@ -215,14 +214,13 @@ class FmEncoder {
       groups64(rows * this.T * D));
   }
 
-  attention(pass, role, kernel, q, k, v, out, rows) {
+  /** Attention of every token of `rows` rows over `keys` key tokens (kernels/attention.wgsl). */
+  attention(pass, role, q, k, v, out, rows, { keys, block, column, stride }) {
     const { d_model: D, n_heads: H } = this.cfg;
     const dh = D / H;
-    const fields = kernel === "fm_row_attention"
-      ? [["u32", rows], ["u32", this.n], ["u32", this.T], ["u32", D], ["u32", H], ["u32", dh], ["f32", 1 / Math.sqrt(dh)]]
-      : [["u32", rows], ["u32", this.T], ["u32", D], ["u32", H], ["u32", dh], ["f32", 1 / Math.sqrt(dh)]];
-    const u = this.engine.uniform(role, fields);
-    this.engine.dispatch(pass, this.p[kernel], { 0: u, 1: q, 2: k, 3: v, 4: out }, groups64(rows * this.T * H));
+    const u = this.engine.uniform(role, [["u32", rows * this.T], ["u32", keys], ["u32", H], ["u32", dh],
+      ["f32", 1 / Math.sqrt(dh)], ["u32", block], ["u32", column], ["u32", stride]]);
+    this.engine.dispatch(pass, this.p.attention, { 0: u, 1: q, 2: k, 3: v, 4: out }, groups64(rows * this.T * H));
   }
 
   /** Layer l on `rows` rows of stream s; the context pass fills the layer's K/V cache. */
@@ -233,7 +231,8 @@ class FmEncoder {
     const role = `fm.${pre}.${l}`;
     this.layerNorm(pass, `${role}.fa.ln`, s.h, tokens, `${p}fa.ln`, s.a);
     for (const n of ["q", "k", "v"]) this.matmul(pass, `${role}.fa.${n}`, s.a, tokens, D, D, `${p}fa.${n}`, s[n]);
-    this.attention(pass, `${role}.fa`, "fm_feature_attention", s.q, s.k, s.v, s.o, rows);
+    this.attention(pass, `${role}.fa`, s.q, s.k, s.v, s.o, rows,
+      { keys: this.T, block: this.T, column: 1, stride: 1 });
     this.matmul(pass, `${role}.fa.o`, s.o, tokens, D, D, `${p}fa.o`, s.h, 1);
     this.layerNorm(pass, `${role}.ra.ln`, s.h, tokens, `${p}ra.ln`, s.a);
     const kv = this.kv[l];
@@ -243,7 +242,8 @@ class FmEncoder {
       if (l === this.cfg.n_layers - 1) return;
     }
     this.matmul(pass, `${role}.ra.q`, s.a, tokens, D, D, `${p}ra.q`, s.q);
-    this.attention(pass, `${role}.ra`, "fm_row_attention", s.q, kv.k, kv.v, s.o, rows);
+    this.attention(pass, `${role}.ra`, s.q, kv.k, kv.v, s.o, rows,
+      { keys: this.n, block: 0, column: this.T, stride: this.T });
     this.matmul(pass, `${role}.ra.o`, s.o, tokens, D, D, `${p}ra.o`, s.h, 1);
     this.layerNorm(pass, `${role}.mlp.ln`, s.h, tokens, `${p}mlp.ln`, s.a);
     const u = this.engine.uniform(`${role}.mlp.w1`, [["u32", tokens], ["u32", D], ["u32", dMlp]]);

@@ -110,8 +110,8 @@ class Encoder {
   attention(pass, role, l, rows, s) {
     const { d_model: D, n_heads: H } = this.cfg;
     const dh = D / H;
-    const u = this.engine.uniform(`${role}.attn`, [["u32", rows], ["u32", this.n], ["u32", D],
-      ["u32", H], ["u32", dh], ["f32", 1 / Math.sqrt(dh)]]);
+    const u = this.engine.uniform(`${role}.attn`, [["u32", rows], ["u32", this.n], ["u32", H],
+      ["u32", dh], ["f32", 1 / Math.sqrt(dh)], ["u32", 0], ["u32", 1], ["u32", 1]]);
     this.engine.dispatch(pass, this.p.attention, { 0: u, 1: s.q, 2: this.kv[l].k, 3: this.kv[l].v, 4: s.o },
       [workgroups(rows * H, 64), 1, 1]);
   }

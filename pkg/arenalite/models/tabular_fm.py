@@ -27,7 +27,7 @@ import numpy as np
 
 from . import safetensors
 from .preprocess import Prepared, target_stats
-from .weights import Weights, check_transformer_config
+from .weights import Weights, check_tensor_names, check_transformer_config
 
 MODEL = "tabular_fm"
 FORMAT = "arenalite-weights"
@@ -98,10 +98,7 @@ def weights_from(metadata: dict[str, str], tensors: dict[str, np.ndarray],
                          f"{metadata.get('config')!r}") from None
     config = check_config(config)
     shapes = tensor_shapes(config)
-    missing = [t for t in shapes if t not in tensors]
-    extra = sorted(set(tensors) - set(shapes))
-    if missing or extra:
-        raise ValueError(f"weights file {name!r}: tensors missing {missing}, unexpected {extra}")
+    check_tensor_names(shapes, tensors, f"weights file {name!r}")
     for tensor, shape in shapes.items():
         if tensors[tensor].shape != shape:
             raise ValueError(f"weights file {name!r}: tensor {tensor!r} has shape "

@@ -94,6 +94,14 @@ def tensor_shapes(config: dict) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
+def check_tensor_names(shapes: dict[str, tuple[int, ...]], tensors: dict, where: str) -> None:
+    """Raise ValueError naming the tensors a config needs but ``tensors`` lacks, and extras."""
+    missing = [n for n in shapes if n not in tensors]
+    extra = sorted(set(tensors) - set(shapes))
+    if missing or extra:
+        raise ValueError(f"{where}: tensors missing {missing}, unexpected {extra}")
+
+
 def _manifest_path(path: str | PathLike) -> Path:
     p = Path(path)
     if p.suffix != ".json":
@@ -109,10 +117,7 @@ def write_weights(path: str | PathLike, config: dict, tensors: dict[str, np.ndar
     manifest_path = _manifest_path(path)
     config = check_config(config)
     shapes = tensor_shapes(config)
-    missing = [n for n in shapes if n not in tensors]
-    extra = sorted(set(tensors) - set(shapes))
-    if missing or extra:
-        raise ValueError(f"weights tensors: missing {missing}, unexpected {extra}")
+    check_tensor_names(shapes, tensors, "weights")
     entries, chunks, offset = [], [], 0
     for name, shape in shapes.items():
         arr = np.asarray(tensors[name], dtype=np.float64)

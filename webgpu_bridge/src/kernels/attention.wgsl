@@ -1,8 +1,15 @@
-// Multi-head softmax attention of R rows over the n CONTEXT rows only:
-// out[r, h] = softmax_j(q[r, h] . k[j, h] * scale) v[j, h]. Keys and values are the
-// per-layer context cache. One invocation per (row, head); online softmax (running
-// max and rescaled sums) so that exp never overflows. Head dim at most 64.
-struct Params { R: u32, n: u32, D: u32, H: u32, dh: u32, scale: f32, pad0: u32, pad1: u32 }
+// Multi-head softmax attention with a strided key walk; every attention of the bridge is one.
+// Query token t (of `queries`), head h, attends to the `keys` tokens
+//   j_i = first(t) + i * stride,  first(t) = (t / block) * block + t % column  (block 0: none),
+// out[t, h] = Σ_i softmax_i(q[t, h] · k[j_i, h] · scale) v[j_i, h]; rows of q, k, v and out
+// are D = H * dh floats.
+//   icl_transformer, every row over the n context rows:  block 0, column 1, stride 1.
+//   tabular_fm feature attention, within a row of T:     block T, column 1, stride 1, keys T.
+//   tabular_fm row attention, token column over context: block 0, column T, stride T, keys n.
+// One invocation per (token, head); online softmax (running max and rescaled sums) so exp
+// never overflows. Head dim at most 64.
+struct Params { queries: u32, keys: u32, H: u32, dh: u32, scale: f32, block: u32, column: u32,
+                stride: u32 }
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> q: array<f32>;
@@ -12,17 +19,19 @@ struct Params { R: u32, n: u32, D: u32, H: u32, dh: u32, scale: f32, pad0: u32, 
 
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
-  let t = gid.x;
-  if (t >= p.R * p.H) { return; }
-  let row = t / p.H;
+  let t = gid.x + gid.y * 65535u * 64u;
+  if (t >= p.queries * p.H) { return; }
+  let token = t / p.H;
+  let D = p.H * p.dh;
   let off = (t % p.H) * p.dh;
-  let qb = row * p.D + off;
+  let qb = token * D + off;
+  let first = select(0u, (token / max(p.block, 1u)) * p.block, p.block > 0u) + token % p.column;
   var acc: array<f32, 64>;
   for (var d = 0u; d < p.dh; d++) { acc[d] = 0.0; }
   var m = -3.0e38;
   var l = 0.0;
-  for (var j = 0u; j < p.n; j++) {
-    let kb = j * p.D + off;
+  for (var i = 0u; i < p.keys; i++) {
+    let kb = (first + i * p.stride) * D + off;
     var s = 0.0;
     for (var d = 0u; d < p.dh; d++) { s += q[qb + d] * k[kb + d]; }
     s = s * p.scale;
