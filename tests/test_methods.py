@@ -61,6 +61,9 @@ def test_names_are_unique_and_specs_complete():
         assert spec.label is None or spec.value is not None, spec.name
         assert get(spec.name) is spec
     assert all(spec.value is not None for spec in compared())
+    for spec in reported():  # the report runs each method with the flags given, if any
+        assert all(p.default is not inspect.Parameter.empty
+                   for p in spec.parameters.values()), spec.name
     assert {s.name for s in reported()} >= {"normalized-error", "leaderboard", "profiles"}
 
 

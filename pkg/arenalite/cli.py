@@ -567,19 +567,19 @@ def unknown_option(command: str, extra: Iterable[str]) -> str:
     extra = list(extra)
     flag = next((e.split("=", 1)[0] for e in extra if e.startswith("--")), None)
     takers = [spec for spec in METHODS if flag is not None
-              and any(option_flag(name) == flag for name in spec.parameters)]
+              and any(option_flag(name) == flag for name in method_options([spec]))]
     if not takers:
         return f"unrecognized arguments: {' '.join(extra)}"
     keyword = flag[2:].replace("-", "_")
     names = ", ".join(["report", *(s.name for s in takers)] if any(s.report for s in takers)
                       else [s.name for s in takers])
-    spec = get(command) if any(command in (s.name, *s.aliases) for s in METHODS) else None
-    if spec is None:
+    try:
+        spec = get(command)
+    except ValueError:  # report, splits, run
         why = f"it runs no method that takes {keyword}"
-    elif keyword == "n_bootstrap":
-        why = f"{spec.name} does not bootstrap"
     else:
-        why = f"{spec.function} takes no {keyword}"
+        why = (f"{spec.name} does not bootstrap" if keyword == "n_bootstrap"
+               else f"{spec.function} takes no {keyword}")
     return f"{command} has no option {flag} ({why}); {flag} is an option of: {names}"
 
 
