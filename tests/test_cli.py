@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from arenalite.cli import build_parser, flag_message, main, read_config
-from arenalite.report import csv_safe, format_column, html_table
+from arenalite.tables import csv_safe, format_column, html_table
 
 FIXED = ["--norm-ref-low", "0", "--norm-ref-high", "1"]
 

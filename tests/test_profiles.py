@@ -101,8 +101,8 @@ def test_plot_with_many_long_named_models_colours_the_best_ten():
     assert all(len(label) < 60 for label in labels)
 
 
-def test_stability_lives_beside_compare_rankings(four_models):
-    from arenalite.rankings.compare import stability
+def test_stability_lives_beside_the_profiles(four_models):
+    from arenalite.rankings.profiles import stability
 
     bench = load(four_models, norm_ref_low=0.0, norm_ref_high=1.0)
     pd.testing.assert_frame_equal(stability(bench), bench.performance_profiles().stability())

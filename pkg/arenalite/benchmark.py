@@ -2,8 +2,9 @@
 
 A Benchmark is built by :func:`arenalite.load_df`; it holds the data and hands it
 to the pure functions in :mod:`arenalite.rankings` and :mod:`arenalite.stats`,
-which return result objects. Each method is one of those functions (:class:`method_of`:
-same signature and docstring). Selection methods return new Benchmarks.
+which return result objects. Each method is one of those functions, one per entry of
+:data:`arenalite.methods.METHODS` (:class:`method_of`: same signature and docstring).
+Selection methods return new Benchmarks.
 
 Data, read by the method modules through these read-only properties, never mutated:
 
@@ -39,6 +40,8 @@ from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
+
+from .methods import METHODS
 
 if TYPE_CHECKING:
     from .results import Result
@@ -221,18 +224,8 @@ class Benchmark:
         return self._subset([m for m in self.models_ if complete[m]], self.datasets_)
 
     # ---- rankings (arenalite.rankings) and statistics (arenalite.stats) ------------
-    # Each method is its module's function; help(bench.elo_ranking) shows its docs.
-    aggregate_ranking = method_of(".rankings.aggregate")
-    iqm_ranking = method_of(".rankings.iqm")
-    elo_ranking = method_of(".rankings.elo")
-    leaderboard = method_of(".rankings.leaderboard")
-    normalized_error_ranking = method_of(".rankings.normalized_error")
-    improvability_ranking = method_of(".rankings.improvability")
-    performance_profiles = method_of(".rankings.profiles")
-    compare_rankings = method_of(".rankings.compare")
-    frequentist_comparison = method_of(".stats.frequentist")
-    bayesian_comparison = method_of(".stats.bayesian")
-    gate = method_of(".stats.gate")
+    # One method per entry of arenalite.methods.METHODS (added below the class), each its
+    # module's function; help(bench.elo_ranking) shows its docs.
 
     def rank_sensitivity(self, other: Benchmark, label: Any = "a", other_label: Any = "b",
                          **kwargs: Any) -> Result:
@@ -334,3 +327,14 @@ class BenchmarkGroup:
         return f"BenchmarkGroup({self.condition_col}: {self.conditions_!r})"
 
     rank_sensitivity = method_of(".stats.sensitivity")
+
+
+def _add_methods(cls: type, specs: Any) -> None:
+    """Give ``cls`` one :class:`method_of` per method spec, named as its function."""
+    for spec in specs:
+        method = method_of(f".{spec.module}", spec.function)
+        method.__set_name__(cls, spec.function)
+        setattr(cls, spec.function, method)
+
+
+_add_methods(Benchmark, METHODS)

@@ -12,25 +12,35 @@ A user mistake (a missing file or column, a bad value, an unknown model) ends wi
 ``arenalite: error: <message>`` on stderr and exit status 2, as argparse's own errors
 do; the library's keyword names in the message are replaced by the flags the user
 typed (:func:`flag_message`). ``--debug`` shows the traceback instead.
+
+The method subcommands and their flags come from the method registry
+(:data:`arenalite.methods.METHODS`): each method is a subcommand, and it offers a flag
+for each parameter its function takes (``--n-bootstrap`` only where the method
+bootstraps, ``--confidence`` where it takes a confidence), so no flag is accepted and
+ignored; a flag another method takes is refused with a line naming those that take it.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import inspect
 import json
 import re
 import sys
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from .benchmark import Benchmark
 from .formats import FORMATS as INPUT_FORMATS
 from .load import LoadNote, load_csv
+from .methods import METHODS, MethodSpec, get, reported
 from .rankings.leaderboard import STYLES
 from .registry import DIRECTIONS
-from .report import METHODS, parse_formats, write_outputs, write_report, write_table
+from .report import parse_formats, write_outputs, write_report
+from .tables import write_table
 
 LOAD_OPTIONS = ("model", "dataset", "metric", "score", "seed", "norm_ref_low", "norm_ref_high",
                 "drop_incomplete", "format")
@@ -40,20 +50,31 @@ FILE_OPTIONS = ("encoding", "sep")
 CONFIG_OPTIONS = LOAD_OPTIONS + FILE_OPTIONS + ("metric_direction", "metric_type_bounds")
 """What a --config file may set: the load and file options and two that have no flag."""
 COLUMN_OPTIONS = ("model", "dataset", "metric", "score", "seed")
-CALIBRATED = ("leaderboard", "elo")
-"""The commands (and report sections) whose Elo scale --calibration-model anchors."""
-FLAGS = {
+LOAD_FLAGS = {
     **{option: f"--{option}-col" for option in COLUMN_OPTIONS},
     "norm_ref_low": "--norm-ref-low", "norm_ref_high": "--norm-ref-high",
-    "drop_incomplete": "--drop-incomplete", "n_bootstrap": "--n-bootstrap",
-    "random_state": "--random-state", "candidate": "--candidate", "reference": "--reference",
-    "margin": "--margin", "n_repeats": "--n-repeats", "n_folds": "--n-folds",
-    "test_fraction": "--test-fraction", "calibration_model": "--calibration-model",
-    "calibration_elo": "--calibration-elo", "encoding": "--encoding", "sep": "--sep",
+    "drop_incomplete": "--drop-incomplete", "n_repeats": "--n-repeats", "n_folds": "--n-folds",
+    "test_fraction": "--test-fraction", "encoding": "--encoding", "sep": "--sep",
 }
-"""Library keyword → the CLI flag that sets it (the one place messages are translated)."""
+"""Load, file and splits keyword → the CLI flag that sets it; a method's parameters have
+theirs from :func:`option_flag`."""
+PARAM = "param."
+"""Prefix of the argparse ``dest`` of a method parameter (kept apart from the load options)."""
 USER_ERRORS = (ValueError, TypeError, OSError)
 """What the library raises for bad input (and the OS for a missing or unreadable file)."""
+
+
+def option_flag(parameter: str) -> str:
+    """The CLI flag of a method parameter: ``n_bootstrap`` → ``--n-bootstrap``."""
+    return "--" + parameter.replace("_", "-")
+
+
+@functools.cache
+def flags() -> dict[str, str]:
+    """Library keyword → the CLI flag that sets it (the one place messages are translated):
+    the load options' and every registered method parameter's."""
+    return {**LOAD_FLAGS, **{name: option_flag(name) for spec in METHODS
+                             for name in spec.parameters}}
 
 
 def flag_message(message: str) -> str:
@@ -63,13 +84,14 @@ def flag_message(message: str) -> str:
     a message that starts with ``candidate``/``reference``/``margin`` names the flag.
     ``model='A'`` (a column name and a value) is left alone.
     """
-    message = message.replace("drop_incomplete=True", FLAGS["drop_incomplete"])
-    for keyword, flag in FLAGS.items():
+    known = flags()
+    message = message.replace("drop_incomplete=True", known["drop_incomplete"])
+    for keyword, flag in known.items():
         message = re.sub(rf"(?<![\w\-\[.]){keyword}=(?=[)\s]|$)", flag, message)
         message = re.sub(rf"(?<![\w\-\[.]){keyword}=(?=<)", flag + " ", message)
         if "_" in keyword:
             message = re.sub(rf"(?<![\w\-\[.]){keyword}(?![\w\[])", flag, message)
-    return re.sub(r"^(candidate|reference|margin)\b", lambda m: FLAGS[m.group(1)], message)
+    return re.sub(r"^(candidate|reference|margin)\b", lambda m: known[m.group(1)], message)
 
 
 def read_config(path: str | Path) -> dict[str, Any]:
@@ -244,6 +266,130 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"arenalite: error: {message}\n")
 
 
+def _share(text: str) -> float:
+    """argparse type: a number strictly between 0 and 1."""
+    value = float(text)
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"must be strictly between 0 and 1, got {text}")
+    return value
+
+
+OPTIONS: dict[str, dict[str, Any]] = {
+    "n_bootstrap": {"type": _count, "metavar": "N", "default": 1000,
+                    "help": "bootstrap replicates of the intervals; 0 gives the point estimates "
+                            "where the method allows it"},
+    "random_state": {"type": _count, "metavar": "SEED", "default": 0,
+                     "help": "seed of the bootstrap and Monte Carlo draws"},
+    "candidate": {"action": "append", "metavar": "MODEL",
+                  "help": "model to test (repeatable)"},
+    "reference": {"metavar": "MODEL"},
+    "dummy": {"metavar": "MODEL"},
+    "calibration_model": {"metavar": "MODEL",
+                          "help": "model that anchors the Elo scale; none: ratings centred "
+                                  "on 1000"},
+    "calibration_elo": {"metavar": "ELO"},
+    "margin": {"type": _margin, "metavar": "MARGIN",
+               "help": "tolerated loss in the metrics' raw units: a number, or metric=value "
+                       "pairs such as rmse=2.5,log_loss=0.02; none: each metric's documented "
+                       "default margin"},
+    "confidence": {"type": _share, "metavar": "LEVEL"},
+}
+"""argparse settings of the method parameters whose annotation and docstring do not say
+enough: a CLI default (``n_bootstrap``, ``random_state``: the command line is reproducible
+by default), a type, a metavar, a help text. Any other parameter of a simple type (int,
+float, str, bool, or one of them or None) gets its flag from its signature alone."""
+SIMPLE_TYPES = {"int": int, "float": float, "str": str, "bool": bool}
+
+
+def simple_type(annotation: Any) -> type | None:
+    """The one simple type (int, float, str, bool) of an annotation such as ``float | None``
+    or ``str | dict[str, float] | None``, given as text; None if it has none or several."""
+    text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", "")
+    found = [SIMPLE_TYPES[m.strip()] for m in text.split("|") if m.strip() in SIMPLE_TYPES]
+    return found[0] if len(found) == 1 else None
+
+
+def parameter_docs(function: Callable[..., Any]) -> dict[str, str]:
+    """Each parameter's description in ``function``'s numpydoc "Parameters" section."""
+    lines = (inspect.getdoc(function) or "").splitlines()
+    if "Parameters" not in lines:
+        return {}
+    docs: dict[str, list[str]] = {}
+    name = None
+    for line in lines[lines.index("Parameters") + 2:]:
+        if line and not line[0].isspace():
+            if " : " not in line:
+                break
+            name = line.split(" : ")[0].strip()
+            docs[name] = []
+        elif name is not None and line.strip():
+            docs[name].append(line.strip())
+    return {key: " ".join(text) for key, text in docs.items()}
+
+
+def _shown(value: Any) -> str:
+    return ("none" if value is None else f"{value:g}" if isinstance(value, float)
+            else str(value))
+
+
+def _help_text(spec: MethodSpec, name: str) -> str:
+    """A parameter's description from ``spec``'s docstring, for a flag's help: its own
+    "(default …)" left out (the help adds the CLI's), ``parameter`` names as flags."""
+    text = parameter_docs(spec.call).get(name, name.replace("_", " "))
+    text = re.sub(r"\s*\(default\b[^)]*\)", "", text)
+    text = re.sub(r"``(\w+)(=True)?``", lambda m: option_flag(m[1]) if m[1] in spec.parameters
+                  else m[0], text)
+    return text.replace("``", "").rstrip(".")
+
+
+def method_options(specs: Sequence[MethodSpec]) -> dict[str, dict[str, Any]]:
+    """The flags that ``specs`` take, by parameter name: argparse settings, from
+    :data:`OPTIONS` and the parameters' signatures and docstrings. Several methods taking
+    one parameter share its flag (the report); the help says which ones."""
+    takers: dict[str, list[MethodSpec]] = {}
+    for spec in specs:
+        for name, parameter in spec.parameters.items():
+            if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+                continue
+            if name in OPTIONS or simple_type(parameter.annotation) is not None:
+                takers.setdefault(name, []).append(spec)
+    out = {}
+    for name, using in takers.items():
+        settings = dict(OPTIONS.get(name, {}))
+        parameters = [spec.parameters[name] for spec in using]
+        kind = settings.get("type") or simple_type(parameters[0].annotation)
+        if kind is bool:
+            settings["action"] = argparse.BooleanOptionalAction
+        elif "action" not in settings:
+            settings["type"] = kind or str
+        required = len(specs) == 1 and parameters[0].default is inspect.Parameter.empty
+        texts = {_help_text(spec, name) for spec in using}
+        text = settings.get("help") or (texts.pop() if len(texts) == 1 else
+                                        f"the {name} of each method below (see "
+                                        "arenalite METHOD --help)")
+        if required:
+            default = "required, no default"
+        elif "default" in settings:
+            default = f"default: {_shown(settings['default'])}"
+        elif len({repr(p.default) for p in parameters}) == 1:
+            default = f"default: {_shown(parameters[0].default)}"
+        else:
+            default = "default: each method's own"
+        used = f"; for {', '.join(s.name for s in using)}" if len(specs) > 1 else ""
+        settings["help"] = f"{text} ({default}{used})".replace("%", "%%")
+        settings["required"] = required
+        settings.setdefault("default", None)
+        settings.setdefault("metavar", None if kind is bool else name.upper())
+        out[name] = settings
+    return out
+
+
+def add_method_options(parser: argparse.ArgumentParser, specs: Sequence[MethodSpec]) -> None:
+    """One flag per parameter that ``specs`` take (:func:`method_options`)."""
+    for name, settings in method_options(specs).items():
+        parser.add_argument(option_flag(name), dest=PARAM + name, **settings)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="arenalite", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -253,10 +399,12 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--debug", action="store_true",
                         help="show the Python traceback of an error (default: off)")
 
-    def table_command(name: str, help_text: str) -> argparse.ArgumentParser:
+    def table_command(name: str, help_text: str,
+                      specs: Sequence[MethodSpec]) -> argparse.ArgumentParser:
         # argparse %-formats help (3.14+ checks it at once): "95 % bars" needs "%%"
         p = sub.add_parser(name, help=help_text.replace("%", "%%"), description=help_text,
                            parents=[common])
+        p.set_defaults(method=specs[0].name if len(specs) == 1 else None)
         p.add_argument("csv", help="long results table: one row per model, dataset[, seed]")
         p.add_argument("--config", help="JSON or YAML file (key: value lines, one level of "
                                         "nesting) with load_df options under their Python "
@@ -269,7 +417,7 @@ def build_parser() -> argparse.ArgumentParser:
         for option in COLUMN_OPTIONS:
             what = ("seed/split column; its rows are kept for IQM and Elo (default: none)"
                     if option == "seed" else f"{option} column (default: {option})")
-            p.add_argument(FLAGS[option], dest=option, default=None, metavar="COLUMN",
+            p.add_argument(LOAD_FLAGS[option], dest=option, default=None, metavar="COLUMN",
                            help=f"name of the {what}")
         for end, extreme in (("low", "min"), ("high", "max")):
             p.add_argument(f"--norm-ref-{end}", default=None, metavar="VALUE",
@@ -289,42 +437,26 @@ def build_parser() -> argparse.ArgumentParser:
                        help="the results' format: tabarena (TabArena's per-split results), "
                             "runners (arenalite's runners) or long (default: recognised by "
                             "the columns)")
-        p.add_argument("--n-bootstrap", type=_count, default=1000, metavar="N",
-                       help="bootstrap replicates for the IQM, Elo and leaderboard intervals "
-                            "(default: 1000)")
-        p.add_argument("--random-state", type=_count, default=0, metavar="SEED",
-                       help="seed of the bootstrap and Bayesian samplers (default: 0)")
         p.add_argument("--format", dest="formats", type=_formats, default=("png",),
                        metavar="png,svg,pdf",
                        help="figure formats, comma-separated; PNGs at 150 dpi (default: png)")
+        add_method_options(p, specs)
+        if any(hasattr(spec.result_type, "to_csv") for spec in specs):
+            p.add_argument("--style", choices=STYLES, default="arenalite",
+                           help="column names of leaderboard.csv: tabarena writes TabArena's "
+                                "names in its order, method first (default: arenalite)")
         return p
 
-    def calibration(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--calibration-model", default=None, metavar="MODEL",
-                       help="model that anchors the Elo scale (default: none, ratings centred "
-                            "on 1000)")
-        p.add_argument("--calibration-elo", type=float, default=None, metavar="ELO",
-                       help="the rating of --calibration-model (default: 1000)")
-
-    def style(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--style", choices=STYLES, default="arenalite",
-                       help="column names of leaderboard.csv: tabarena writes TabArena's names "
-                            "in its order, method first (default: arenalite)")
-
-    report = table_command("report", "every method that applies, plus report.html")
-    calibration(report)
-    style(report)
+    report = table_command("report", "every method that applies, plus report.html",
+                           reported())
     report.add_argument("--webgpu-link", default=None, metavar="URL",
                         help="a WebGPU timing page to link at the end of report.html, relative "
                              "to it (the site's build passes ../webgpu/index.html; default: "
                              "no link)")
-    table_command("rank", "aggregate, Elo and improvability ranks side by side (= compare)")
-    for name, (_, text) in METHODS.items():
-        p = table_command(name, text)
-        if name in CALIBRATED:
-            calibration(p)
-        if name == "leaderboard":
-            style(p)
+    for spec in METHODS:
+        table_command(spec.name, spec.title, [spec])
+        for alias in spec.aliases:
+            table_command(alias, f"= {spec.name}: {spec.title}", [spec])
     splits = sub.add_parser("splits", help="persist the splits of bundled datasets as JSON",
                             parents=[common])
     splits.add_argument("datasets", nargs="+", help="bundled dataset names")
@@ -360,15 +492,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="with --runner webgpu: the Vulkan driver manifest to use, e.g. "
                           "/usr/lib/chromium/vk_swiftshader_icd.json (SwiftShader, software; "
                           "default: the system's Vulkan drivers)")
-    gate = table_command("gate", "non-inferiority gate of candidates against a reference")
-    gate.add_argument("--candidate", action="append", required=True, metavar="MODEL",
-                      help="model to test (repeatable; required, no default)")
-    gate.add_argument("--reference", required=True, metavar="MODEL",
-                      help="model the candidates must not be worse than (required, no default)")
-    gate.add_argument("--margin", type=_margin, default=None, metavar="MARGIN",
-                      help="tolerated loss in the metrics' raw units: a number, or "
-                           "metric=value pairs such as rmse=2.5,log_loss=0.02 (default: each "
-                           "metric's documented default margin)")
+    parser.commands = dict(sub.choices)  # type: ignore[attr-defined]
     return parser
 
 
@@ -420,28 +544,43 @@ def _load(args: argparse.Namespace) -> Benchmark:
     return load_csv(args.csv, **options)
 
 
-def _calibration(args: argparse.Namespace) -> dict[str, Any]:
-    """The Elo anchor options given on the command line (none: ratings centred on 1000)."""
-    model = getattr(args, "calibration_model", None)
-    elo = getattr(args, "calibration_elo", None)
+def _calibration(args: argparse.Namespace) -> None:
+    """ValueError for --calibration-elo without the model that sits at that rating."""
+    model = getattr(args, PARAM + "calibration_model", None)
+    elo = getattr(args, PARAM + "calibration_elo", None)
     if elo is not None and model is None:
         raise ValueError(f"--calibration-elo {elo:g} needs --calibration-model: the model that "
                          "sits at that rating")
-    if model is None:
-        return {}
-    return {"calibration_model": model, "calibration_elo": 1000.0 if elo is None else elo}
 
 
-def _run_method(benchmark: Benchmark, name: str, args: argparse.Namespace) -> Any:
-    method: Callable[..., Any] = getattr(benchmark, METHODS[name][0])
-    if name in CALIBRATED:
-        return method(n_bootstrap=args.n_bootstrap, random_state=args.random_state,
-                      **_calibration(args))
-    if name == "iqm":
-        return method(n_bootstrap=args.n_bootstrap, random_state=args.random_state)
-    if name == "bayesian":
-        return method(random_state=args.random_state)
-    return method()
+def _run_method(benchmark: Benchmark, spec: MethodSpec, args: argparse.Namespace) -> Any:
+    """``spec``'s method with the options given on the command line (a parameter whose
+    flag was not given keeps the function's default)."""
+    given = {name: getattr(args, PARAM + name) for name in spec.parameters
+             if getattr(args, PARAM + name, None) is not None}
+    return getattr(benchmark, spec.function)(**given)
+
+
+def unknown_option(command: str, extra: Iterable[str]) -> str:
+    """The one-line error for arguments ``command`` does not take: a flag of another
+    method names the methods that take it."""
+    extra = list(extra)
+    flag = next((e.split("=", 1)[0] for e in extra if e.startswith("--")), None)
+    takers = [spec for spec in METHODS if flag is not None
+              and any(option_flag(name) == flag for name in method_options([spec]))]
+    if not takers:
+        return f"unrecognized arguments: {' '.join(extra)}"
+    keyword = flag[2:].replace("-", "_")
+    names = ", ".join(["report", *(s.name for s in takers)] if any(s.report for s in takers)
+                      else [s.name for s in takers])
+    try:
+        spec = get(command)
+    except ValueError:  # report, splits, run
+        why = f"it runs no method that takes {keyword}"
+    else:
+        why = (f"{spec.name} does not bootstrap" if keyword == "n_bootstrap"
+               else f"{spec.function} takes no {keyword}")
+    return f"{command} has no option {flag} ({why}); {flag} is an option of: {names}"
 
 
 def parse_model(text: str) -> dict[str, Any]:
@@ -557,7 +696,7 @@ def run_command(args: argparse.Namespace) -> int:
         def run(name: str) -> Any:
             """A method for the report; a method that does not apply says so in flags."""
             try:
-                return _run_method(benchmark, name, args)
+                return _run_method(benchmark, get(name), args)
             except ValueError as error:
                 raise ValueError(flag_message(str(error))) from error
 
@@ -565,12 +704,8 @@ def run_command(args: argparse.Namespace) -> int:
                            source=args.csv, style=args.style,
                            webgpu_link=args.webgpu_link))
         return 0
-    if args.command == "gate":
-        result = benchmark.gate(args.candidate, args.reference, margin=args.margin)
-        name = "gate"
-    else:
-        name = "compare" if args.command == "rank" else args.command
-        result = _run_method(benchmark, name, args)
+    name = args.method
+    result = _run_method(benchmark, get(name), args)
     paths, _ = write_outputs(result, name, out, args.formats,
                              style=getattr(args, "style", "arenalite"))
     print(result.table.to_string(index=False))
@@ -580,7 +715,11 @@ def run_command(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: exit status 0, or 2 with ``arenalite: error: ...`` for a user mistake."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        command = parser.commands.get(args.command, parser)
+        command.error(unknown_option(args.command, extra))
     with warnings.catch_warnings():
         warnings.simplefilter("default")
         warnings.showwarning = warning_printer()

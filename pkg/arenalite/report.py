@@ -1,20 +1,21 @@
 """The files the command line writes: CSV tables, figures, and one self-contained HTML report.
 
-CSV cells that start a text with ``=``, ``+``, ``-`` or ``@`` get a leading ``'`` so a
-spreadsheet shows them as text instead of running them as formulas (numbers are
-untouched). Figures are written in every requested format; PNGs at :data:`DPI`, PDFs with
-TrueType (Type 42) fonts and SVGs with their text as text. The report opens with a short
-summary of the data and of each method's verdict, then the leaderboard, a per-dataset
-view and one section per method: its figure (embedded; a figure wider than the page is
-shown whole in a scrolling box), and its full table, sortable by any column and
-filterable by a small script inside the file (no network), names left-aligned and
-numbers at a readable precision; pair tables come ordered by their evidence.
+CSV files are formula-safe (:func:`arenalite.tables.write_table`). Figures are written in
+every requested format; PNGs at :data:`DPI`, PDFs with TrueType (Type 42) fonts and SVGs
+with their text as text. The report opens with a short summary of the data and of each
+method's verdict, then the leaderboard, a per-dataset view and one section per method of
+the registry (:func:`arenalite.methods.reported`, in its order): its figure (embedded; a
+figure wider than the page is shown whole in a scrolling box), and its full table,
+sortable by any column and filterable by a small script inside the file (no network),
+names left-aligned and numbers at a readable precision; pair tables come ordered by their
+evidence.
 """
 
 from __future__ import annotations
 
 import base64
 import html
+import inspect
 import io
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -23,35 +24,19 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from .methods import reported
+from .tables import format_column, format_number, interactive_table, is_number, write_table
+
 if TYPE_CHECKING:
     from .benchmark import Benchmark
     from .results import Result
-
-METHODS: dict[str, tuple[str, str]] = {
-    "leaderboard": ("leaderboard", "Leaderboard (TabArena's table; Elo with dataset-bootstrap "
-                                   "95 % bars)"),
-    "aggregate": ("aggregate_ranking", "Aggregate ranking (trimmed mean of normalized scores)"),
-    "iqm": ("iqm_ranking", "Interquartile mean with dataset-bootstrap 95 % CI"),
-    "elo": ("elo_ranking", "Bradley-Terry Elo with bootstrap CI"),
-    "improvability": ("improvability_ranking", "Improvability (TabArena), lower is better"),
-    "compare": ("compare_rankings", "Ranks by method, side by side"),
-    "frequentist": ("frequentist_comparison", "Friedman + Nemenyi critical differences"),
-    "bayesian": ("bayesian_comparison", "Bayesian signed-rank test, all pairs"),
-    "profiles": ("performance_profiles", "Performance profiles (Dolan & Moré)"),
-}
-"""Subcommand name → (Benchmark method, section title), in report order."""
 
 FORMATS = ("png", "svg", "pdf")
 DPI = 150
 FONTS = {"pdf.fonttype": 42, "ps.fonttype": 42, "svg.fonttype": "none"}
 """Figure files embed TrueType fonts (Type 3 is refused by some venues); SVG text stays text."""
-MAX_ROWS = 40
-"""Tables longer than this show their first rows in a notebook (``_repr_html_``)."""
-TALL = 100
-"""Tables with more rows than this scroll in a box of their own (the pair tables)."""
 PAGE_PX = 1180
 """Figures wider than this (CSS px) get a horizontally scrolling box of their own."""
-FORMULA_START = ("=", "+", "-", "@")
 
 STYLE = """
 body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;
@@ -125,24 +110,6 @@ document.querySelectorAll("div.tbl").forEach((box) => {
 word typed must occur in the row) of the report's tables: vanilla JavaScript, no network."""
 
 
-def csv_safe(table: pd.DataFrame) -> pd.DataFrame:
-    """A copy where text cells starting with = + - @ are prefixed with ``'``."""
-    out = table.copy()
-    for column in out.columns:
-        values = out[column]
-        if pd.api.types.is_numeric_dtype(values.dtype):  # numbers and booleans
-            continue
-        text = values.map(lambda v: isinstance(v, str) and v.startswith(FORMULA_START))
-        out[column] = values.where(~text.astype(bool), "'" + values.astype(str))
-    return out
-
-
-def write_table(table: pd.DataFrame, path: Path) -> Path:
-    """Write ``table`` as CSV (formula-safe text cells, no index)."""
-    csv_safe(table).to_csv(path, index=False)
-    return path
-
-
 def save_figure(figure: Any, stem: Path, formats: Sequence[str],
                 png: bytes | None = None) -> list[Path]:
     """Save ``figure`` as ``stem.<format>`` for each format; PNGs at :data:`DPI`. ``png``, the
@@ -213,125 +180,6 @@ def has_pareto(result: Result) -> bool:
 
 
 # ---- HTML ------------------------------------------------------------------------------
-def _is_number(values: pd.Series) -> bool:
-    """Whether a column holds numbers (booleans are text here): formatted and right-aligned."""
-    return (pd.api.types.is_numeric_dtype(values.dtype)
-            and not pd.api.types.is_bool_dtype(values.dtype))
-
-
-def format_column(values: pd.Series) -> list[str]:
-    """Numbers at a precision fitting the column's size; round-off zeros print as 0; whole
-    or half counts (1, 2.5) without trailing zeros."""
-    if not _is_number(values):
-        return ["" if pd.isna(v) else str(v) for v in values]
-    if pd.api.types.is_integer_dtype(values.dtype):
-        return [str(v) for v in values]
-    numbers = values.to_numpy(dtype=float)
-    finite = np.abs(numbers[np.isfinite(numbers)])
-    scale = float(finite.max()) if finite.size else 0.0
-    decimals = 1 if scale >= 100 else 3 if scale >= 1 else 4
-    halves = numbers[np.isfinite(numbers)] * 2.0
-    if halves.size and scale >= 1 and np.array_equal(halves, np.round(halves)):
-        decimals = 0 if np.array_equal(halves / 2.0, np.round(halves / 2.0)) else 1  # counts
-    zero = np.abs(numbers) <= 1e-12 * max(scale, 1.0)
-    return [_format_number(v, decimals, z) for v, z in zip(numbers, zero, strict=True)]
-
-
-def _format_number(value: float, decimals: int, is_zero: bool) -> str:
-    if np.isnan(value):
-        return "–"
-    if np.isinf(value):
-        return "∞" if value > 0 else "−∞"
-    if is_zero:
-        return "0"
-    if abs(value) < 0.5 * 10.0 ** -decimals:  # small but real, e.g. a p-value
-        return f"{value:.2g}"
-    return f"{value:.{decimals}f}"
-
-
-def html_table(table: pd.DataFrame, csv_name: str | None = None, max_rows: int = MAX_ROWS) -> str:
-    """``table`` as HTML: text left, numbers right; over ``max_rows`` rows, the first ones and
-    a pointer to the full table (the CSV file ``csv_name``, or else ``.table``)."""
-    shown = table.head(max_rows)
-    classes = ["num" if _is_number(shown[c]) else "text" for c in shown.columns]
-    # the class styles the report; the inline alignment also holds in a notebook
-    attrs = [f'class="{k}" style="text-align:{"right" if k == "num" else "left"}"'
-             for k in classes]
-    head = "".join(f"<th {a}>{html.escape(str(c))}</th>"
-                   for c, a in zip(shown.columns, attrs, strict=True))
-    cells = [format_column(shown[c]) for c in shown.columns]
-    rows = "".join(
-        "<tr>" + "".join(f"<td {a}>{html.escape(column[i])}</td>"
-                         for column, a in zip(cells, attrs, strict=True)) + "</tr>"
-        for i in range(len(shown)))
-    note = ""
-    if len(table) > len(shown):
-        where = (f'<a href="{html.escape(csv_name)}">{html.escape(csv_name)}</a>' if csv_name
-                 else "<code>.table</code>")
-        note = (f'<p class="note">First {len(shown)} of {len(table)} rows; the full table is '
-                f"{where}.</p>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>{note}"
-
-
-def significant(values: pd.Series, digits: int = 4) -> list[str]:
-    """Each number to ``digits`` significant digits, for columns that mix scales (a
-    dataset table's AUCs next to RMSEs); NaN as –."""
-    return ["–" if not np.isfinite(v) else f"{v:.{digits}g}"
-            for v in values.to_numpy(dtype=float)]
-
-
-def _value(v: Any) -> str:
-    """A number as the page's sort key (``data-v``): JavaScript's Number() reads it."""
-    v = float(v)
-    return "NaN" if np.isnan(v) else ("Infinity" if v > 0 else "-Infinity") if np.isinf(v) \
-        else repr(v)
-
-
-def interactive_table(table: pd.DataFrame, *, per_value: Sequence[str] = (),
-                      cells: dict[str, list[str]] | None = None,
-                      marks: dict[str, np.ndarray] | None = None,
-                      titles: dict[str, str] | None = None, csv_name: str | None = None) -> str:
-    """``table`` whole, as the report shows it: every row, sortable by a click on a header and
-    filtered by the words typed above it (:data:`SCRIPT`), inside a box that scrolls with
-    the header row and the first column held in place.
-
-    Numbers are right-aligned at their column's precision (:func:`format_column`; the
-    columns in ``per_value`` to four significant digits each) and sort by value.
-    ``cells`` gives a column's cells as ready HTML (its numbers still sort by value),
-    ``marks`` a boolean mask per column of cells drawn as the best, ``titles`` a tooltip
-    per header; ``csv_name`` is named under the table as the same table in a file.
-    """
-    cells, marks, titles = cells or {}, marks or {}, titles or {}
-    head, columns = [], []
-    for name in table.columns:
-        values = table[name]
-        number = _is_number(values)
-        kind = "n" if number else "t"
-        tip = f' title="{html.escape(titles[name])}"' if name in titles else ""
-        label = html.escape(str(name)).replace("_", "_<wbr>")  # long headers wrap at _
-        head.append(f'<th class="{kind}"{tip}>{label}</th>')
-        shown = (cells[name] if name in cells else
-                 [html.escape(t) for t in (significant(values) if name in per_value
-                                           else format_column(values))])
-        keys = [f' data-v="{_value(v)}"' for v in values] if number else [""] * len(values)
-        best = marks.get(name, np.zeros(len(values), dtype=bool))
-        columns.append([f'<td class="{kind}{" best" if b else ""}"{k}>{c}</td>'
-                        for c, k, b in zip(shown, keys, best, strict=True)])
-    rows = "".join("<tr>" + "".join(row) + "</tr>" for row in zip(*columns, strict=True))
-    file = (f' · the same table: <a href="{html.escape(csv_name)}">{html.escape(csv_name)}</a>'
-            if csv_name else "")
-    return ('<div class="tbl"><div class="tools"><input type="search" '
-            'placeholder="Filter rows: type words" aria-label="filter the rows">'
-            f'<span class="count">{len(table)} rows</span><span>click a header to sort{file}'
-            f'</span></div><div class="scroll{" tall" if len(table) > TALL else ""}">'
-            "<table><thead><tr>" + "".join(head)
-            + f"</tr></thead><tbody>{rows}</tbody></table></div></div>")
-
-
-PAIR_EVIDENCE = {"frequentist": "p", "bayesian": "probability"}
-"""Pair tables the report orders by their evidence of a difference."""
-
-
 def by_evidence(table: pd.DataFrame) -> pd.DataFrame:
     """A pair table ordered by the evidence of a difference, strongest first: adjusted (else
     raw) p-value ascending; or the larger posterior probability of either model being
@@ -358,6 +206,14 @@ def aup_sentence(result: Result) -> str:
             f"log10 {largest:.4g} = {np.log10(largest):.3f}.")
 
 
+def evidence(table: pd.DataFrame) -> str | None:
+    """What a pair table's evidence of a difference is ("p" or "probability"); None for
+    other tables."""
+    if "p_a_better" in table.columns:
+        return "probability"
+    return "p" if {"p_adjusted", "p_value"} & set(table.columns) else None
+
+
 def report_table(name: str, result: Result) -> tuple[pd.DataFrame, str, str]:
     """The table a section shows, a sentence introducing it, and its CSV file's name."""
     if name == "profiles":
@@ -367,12 +223,13 @@ def report_table(name: str, result: Result) -> tuple[pd.DataFrame, str, str]:
         steps = len(step_points(result.taus, result.rho))
         return aup, (f"{aup_sentence(result)} Each profile's {steps:,} step points (τ, "
                      f'fraction) are <a href="{name}.csv">{name}.csv</a>.'), f"{name}_aup.csv"
-    if name in ("elo", "leaderboard"):
+    if "calibration_model" in result.params:
         return result.table, elo_anchor(result.params), f"{name}.csv"
-    if name in PAIR_EVIDENCE:
+    kind = evidence(result.table)
+    if kind is not None:
         return (by_evidence(result.table),
-                f"Every pair, strongest evidence of a difference first (by "
-                f"{PAIR_EVIDENCE[name]}).", f"{name}.csv")
+                f"Every pair, strongest evidence of a difference first (by {kind}).",
+                f"{name}.csv")
     return result.table, "", f"{name}.csv"
 
 
@@ -403,8 +260,9 @@ def _plural(n: int, word: str) -> str:
 
 
 def summary_html(benchmark: Benchmark, results: dict[str, Result],
-                 skipped: dict[str, str]) -> str:
-    """What was compared, and each method's best model, in a few lines."""
+                 tables: dict[str, pd.DataFrame], skipped: dict[str, str]) -> str:
+    """What was compared, and each method's best model (the first row of its section's
+    table, ``tables``), in a few lines."""
     metrics = benchmark.metrics_.value_counts()
     seeds = ""
     if benchmark.has_seeds:
@@ -415,7 +273,7 @@ def summary_html(benchmark: Benchmark, results: dict[str, Result],
     items = [f"<b>{_plural(len(benchmark.models_), 'model')}</b> on "
              f"<b>{_plural(len(benchmark.datasets_), 'dataset')}</b>{seeds}; metrics: "
              + ", ".join(f"{html.escape(str(m))} ({n})" for m, n in metrics.items()) + "."]
-    best = _verdicts(results)
+    best = verdicts(tables)
     if best:
         agree = (" All of them put the same model first." if len({m for _, m, _ in best}) == 1
                  else " The methods disagree on the best model; see the rank comparison.")
@@ -428,14 +286,14 @@ def summary_html(benchmark: Benchmark, results: dict[str, Result],
         if p is not None:
             word = "differ" if p < freq.params.get("alpha", 0.05) else "do not differ clearly"
             items.append(f"Friedman test: the models {word} (p = "
-                         f"{html.escape(_format_number(float(p), 4, p == 0))}).")
+                         f"{html.escape(format_number(float(p), 4, p == 0))}).")
     if skipped:
         items.append("Not applicable here: " + ", ".join(html.escape(n) for n in skipped) + ".")
     lis = "".join(f"<li>{item}</li>" for item in items)
     table = dataset_table(benchmark)
     datasets = ("<details><summary>Datasets and their normalization</summary>"
                 + interactive_table(table, per_value=[c for c in table.columns
-                                                      if _is_number(table[c])])
+                                                      if is_number(table[c])])
                 + "</details>")
     return f'<section id="summary"><h2>Summary</h2><ul>{lis}</ul>{datasets}</section>'
 
@@ -496,20 +354,14 @@ def per_dataset_html(long: pd.DataFrame) -> str:
                              csv_name="per_dataset.csv")
 
 
-def _verdicts(results: dict[str, Result]) -> list[tuple[str, str, str]]:
-    """(method label, best model, its value as text) for the rankings that are present."""
+def verdicts(tables: dict[str, pd.DataFrame]) -> list[tuple[str, str, str]]:
+    """(method label, best model, its value as text) for the rankings among ``tables`` (a
+    section's table by method name, best first) that the registry gives a label."""
     out = []
-    for name, label, column, fmt in (("aggregate", "aggregate", "score", "{:.3f}"),
-                                     ("iqm", "IQM", "IQM", "{:.3f}"),
-                                     ("elo", "Elo", "ELO", "{:.0f}"),
-                                     ("improvability", "improvability", "improvability",
-                                      "{:.1f} %")):
-        if name in results:
-            top = results[name].table.iloc[0]
-            out.append((label, str(top["model"]), fmt.format(float(top[column]))))
-    if "profiles" in results:
-        aup = results["profiles"].aup
-        out.append(("AUP", str(aup.index[0]), f"{float(aup.iloc[0]):.3f}"))
+    for spec in reported():
+        if spec.label is not None and spec.name in tables:
+            top = tables[spec.name].iloc[0]
+            out.append((spec.label, str(top["model"]), spec.fmt.format(float(top[spec.value]))))
     return out
 
 
@@ -521,9 +373,10 @@ def webgpu_html(link: str) -> str:
             '<code>arenalite.load_csv(path, seed="seed")</code>.</p>')
 
 
-def _figure_for(name: str, result: Result, order: Sequence[str] | None) -> Callable[[], Any]:
-    """How a section draws its figure: the heatmaps in leaderboard ``order`` when known."""
-    if order is not None and name in ("compare", "bayesian"):
+def _figure_for(result: Result, order: Sequence[str] | None) -> Callable[[], Any]:
+    """How a section draws its figure: in leaderboard ``order`` when known and its plot
+    takes an ``order`` (the heatmaps)."""
+    if order is not None and "order" in inspect.signature(result.plot).parameters:
         return lambda: result.plot(order=list(order))
     return result.plot
 
@@ -543,11 +396,12 @@ def write_report(benchmark: Benchmark, out: Path, run: Callable[[str], Result], 
     from .rankings.profiles import step_points
 
     results: dict[str, Result] = {}
+    tables: dict[str, pd.DataFrame] = {}
     skipped: dict[str, str] = {}
     sections = []
     order: list[str] | None = None
-    for name in applicable(benchmark):
-        title = METHODS[name][1]
+    for spec in reported():
+        name, title = spec.name, spec.title
         anchor = f'<h2 id="{name}">{html.escape(title)}</h2>'
         try:
             result = run(name)
@@ -558,10 +412,11 @@ def write_report(benchmark: Benchmark, out: Path, run: Callable[[str], Result], 
             continue
         results[name] = result
         table, intro, csv_name = report_table(name, result)
+        tables[name] = table
         csv_table = (step_points(result.taus, result.rho) if name == "profiles"
                      else table if csv_name == f"{name}.csv" else None)
         paths, image = write_outputs(result, name, out, formats, embed=True, table=csv_table,
-                                     plot=_figure_for(name, result, order), style=style)
+                                     plot=_figure_for(result, order), style=style)
         if csv_name != f"{name}.csv":
             paths.append(write_table(table, out / csv_name))
         log(f"{name}: wrote " + ", ".join(p.name for p in paths))
@@ -581,7 +436,7 @@ def write_report(benchmark: Benchmark, out: Path, run: Callable[[str], Result], 
     title = f"arenalite report: {size}"
     origin = (f'<p class="note">Results: {html.escape(Path(source).name)}</p>' if source
               else "")
-    names = applicable(benchmark)
+    names = [spec.name for spec in reported()]
     if "leaderboard" in results:
         names.insert(names.index("leaderboard") + 1, "datasets")
     nav = "<nav>" + "".join(f'<a href="#{n}">{html.escape(n)}</a>' for n in names) + "</nav>"
@@ -590,13 +445,9 @@ def write_report(benchmark: Benchmark, out: Path, run: Callable[[str], Result], 
             "<meta name='viewport' content='width=device-width, initial-scale=1'>"
             f"<title>{html.escape(title)}</title><style>{STYLE}</style></head><body>"
             f"<h1>{html.escape(title)}</h1>{origin}"
-            f"{summary_html(benchmark, results, skipped)}{nav}{''.join(sections)}{last}"
+            f"{summary_html(benchmark, results, tables, skipped)}{nav}{''.join(sections)}{last}"
             f"<script>{SCRIPT}</script></body></html>")
     path = out / "report.html"
     path.write_text(page, encoding="utf-8")
     return path
 
-
-def applicable(benchmark: Benchmark) -> list[str]:
-    """METHODS in report order (the IQM's dataset bootstrap needs no seeds)."""
-    return list(METHODS)

@@ -10,6 +10,8 @@ from typing import Any
 
 import pandas as pd
 
+from .tables import html_table
+
 
 class Result:
     """A method's output table, its parameters, and a ``plot()`` that returns a Figure."""
@@ -37,6 +39,4 @@ class Result:
 
     def _repr_html_(self) -> str:
         """The table as in the HTML report: names left, numbers right at a readable precision."""
-        from .report import html_table
-
         return f"<b>{type(self).__name__}</b>" + html_table(self.table)

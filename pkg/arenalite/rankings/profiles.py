@@ -8,8 +8,7 @@ has no other jumps). The area under the profile on a log10 τ axis up to the lar
 observed ratio, AUP = Σ_k (log10 τ_{k+1} − log10 τ_k) · ρ_i(τ_k), summarizes it (higher
 is better). It equals log10 τ_max − mean_j log10 r_ij, so AUP orders models like the
 geometric mean of their raw scores (inverse for lower-is-better datasets), and dropping a
-model never reorders the others by AUP; other methods can reorder (see
-:func:`arenalite.rankings.compare.stability`).
+model never reorders the others by AUP; other methods can reorder (see :func:`stability`).
 """
 
 from __future__ import annotations
@@ -19,10 +18,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from ..methods import compared, get
 from ..results import Result
 
 if TYPE_CHECKING:
     from ..benchmark import Benchmark
+
 
 def check_positive(raw: np.ndarray, models: list[str], datasets: list[str]) -> None:
     """ValueError naming the first cell whose raw score is 0 or below."""
@@ -108,12 +109,9 @@ class ProfileResult(Result):
     def stability(self, methods: Any = None) -> pd.DataFrame:
         """Drop the top model by AUP; per method, did the order of the others change?
 
-        evaluma's name for :func:`arenalite.rankings.compare.stability` on the benchmark
-        these profiles came from (the computation lives there, beside the rank comparison).
+        evaluma's name for :func:`stability` on the benchmark these profiles came from.
         """
-        from .compare import stability
-
-        return stability(self._benchmark, methods)
+        return stability(self._benchmark, methods, aup=self.aup)
 
 
 def performance_profiles(benchmark: Benchmark) -> ProfileResult:
@@ -153,3 +151,46 @@ def performance_profiles(benchmark: Benchmark) -> ProfileResult:
         "fraction_within_tau": rho.reshape(-1),
     }, copy=False)
     return ProfileResult(table, aup=aup_series, taus=taus, rho=rho_frame, benchmark=benchmark)
+
+
+def stability(benchmark: Benchmark, methods: Any = None,
+              aup: pd.Series | None = None) -> pd.DataFrame:
+    """Drop the top model by AUP; per method, did the order of the others change?
+
+    ``methods`` defaults to aup and the rank comparison's methods (aggregate, elo at its
+    point estimate, improvability), less those these data do not define (improvability
+    without a known optimum for every metric). ``aup`` is the benchmark's AUP, best first,
+    when already computed. Returns one row per method: method, dropped, changed,
+    order_before, order_after ("A > B > C").
+    """
+    if len(benchmark.models_) < 3:
+        raise ValueError(f"stability needs at least three models (two left after dropping "
+                         f"the top one), got {benchmark.models_!r}")
+    known = ("aup", *(spec.name for spec in compared()))
+    chosen = known if methods is None else [methods] if isinstance(methods, str) else list(methods)
+    unknown = [m for m in chosen if m not in known]
+    if unknown:
+        raise ValueError(f"methods {unknown!r} unknown; choose from {known!r}")
+    by_aup = [str(m) for m in (performance_profiles(benchmark).aup if aup is None else aup).index]
+    top = by_aup[0]
+    reduced = benchmark.drop_models(top)
+    rows = []
+    for method in chosen:
+        try:
+            full = by_aup if method == "aup" else _order(benchmark, method)
+        except ValueError:
+            if methods is not None:
+                raise
+            continue  # by default, a ranking these data do not define is left out
+        before = [m for m in full if m != top]
+        after = _order(reduced, method)
+        rows.append({"method": method, "dropped": top, "changed": before != after,
+                     "order_before": " > ".join(before), "order_after": " > ".join(after)})
+    return pd.DataFrame(rows)
+
+
+def _order(benchmark: Benchmark, method: str) -> list[str]:
+    """Models best first under ``method`` (each ranking's table is already sorted)."""
+    if method == "aup":
+        return [str(m) for m in performance_profiles(benchmark).aup.index]
+    return [str(m) for m in get(method).point(benchmark).table["model"]]
