@@ -39,7 +39,7 @@ make_venv .venv-pins -r ci/pyodide-pins.txt -e ".[test,site]" -c ci/pyodide-pins
 .venv-pins/bin/python -c "import numpy, pandas, matplotlib, scipy; print('numpy', numpy.__version__, 'pandas', pandas.__version__, 'matplotlib', matplotlib.__version__, 'scipy', scipy.__version__)"
 
 step "ruff"
-.venv-pins/bin/ruff check pkg tests bench scripts build.py
+.venv-pins/bin/ruff check pkg tests bench scripts build.py sitebuild
 
 step "npm packages of the bridge"
 if [ -f webgpu_bridge/package.json ]; then

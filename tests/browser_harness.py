@@ -5,19 +5,16 @@ Playwright with a fresh user-data directory; every request that is not for the l
 server on 127.0.0.1 is aborted and recorded, so a test can show that nothing left the
 machine. No browser is ever downloaded. Without Chromium the tests fail with a clear
 message (CI installs it) unless ``ARENALITE_ALLOW_NO_BROWSER=1``, which skips them.
-The site's tests also get ``build.py`` from here (:func:`site_build`).
 """
 
 from __future__ import annotations
 
 import functools
 import http.server
-import importlib.util
 import os
 import shutil
 import tempfile
 import threading
-import types
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -58,15 +55,6 @@ self.onmessage = async (event) => {
   }
 };
 """
-
-
-@functools.cache
-def site_build() -> types.ModuleType:
-    """``build.py`` (a script, not a package module) loaded by path, once per session."""
-    spec = importlib.util.spec_from_file_location("arenalite_site_build", ROOT / "build.py")
-    build = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(build)
-    return build
 
 
 def require_chromium() -> Path:

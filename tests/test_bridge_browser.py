@@ -197,9 +197,7 @@ def run_both(page, ds, split, models, tmp_path):
     split_text = path.read_text()
     py = runner.run({ds.name: ds}, {ds.name: splits.load(path)}, models, progress=False)
     rows = page.evaluate(RUN_SPLITS_JS, {
-        "dataset": {"name": ds.name, "task": ds.task, "nClasses": ds.n_classes,
-                    "x": ds.X.ravel().tolist(), "nFeatures": ds.X.shape[1],
-                    "featureNames": list(ds.feature_names), "y": ds.y.tolist()},
+        "dataset": browser.dataset_payload(ds),
         "splitText": split_text, "models": [browser.model_payload(m) for m in models]})
     assert json.loads(split_text)["splits"][0]["test"] == split["splits"][0]["test"]
     return browser.rows_frame(rows), py
@@ -295,6 +293,23 @@ def test_data_payload_is_float32_row_major_and_validated():
     assert browser.data_payload(x, np.linspace(0, 1, 6), x, "regression")["nClasses"] is None
     with pytest.raises(ValueError):
         browser.data_payload(x, [0, 1, 2, 0, 1, 2], x[:, :1], "multiclass")
+
+
+def test_dataset_payload_is_the_one_runsplits_object():
+    """One builder for the page's NAME.json, BrowserBridge.run_splits and the Node runner:
+    JSON-ready, row-major, the dataset's values exactly (the bridge casts x to float32)."""
+    from arenalite import node_runner
+
+    assert node_runner.dataset_payload is browser.dataset_payload
+    for name in ("breast_cancer", "wine", "diabetes"):
+        ds = datasets.load(name)
+        p = json.loads(json.dumps(browser.dataset_payload(ds)))
+        assert list(p) == ["name", "task", "nClasses", "nFeatures", "featureNames", "x", "y"]
+        assert (p["name"], p["task"], p["nClasses"]) == (name, ds.task, ds.n_classes)
+        assert (p["nFeatures"], p["featureNames"]) == (ds.X.shape[1], list(ds.feature_names))
+        np.testing.assert_array_equal(np.reshape(p["x"], ds.X.shape), ds.X)
+        np.testing.assert_array_equal(p["y"], ds.y)
+        assert all(isinstance(v, int) for v in p["y"]) == (ds.task != "regression")
 
 
 def test_output_array_reshapes_and_checks_length():

@@ -635,10 +635,10 @@ def test_each_warning_is_printed_once(tmp_path, seeded_csv, capsys):
 
 
 def test_site_build_report_warns_about_nothing_the_user_did_not_do(tmp_path, capsys):
-    """build.py's demo report gives the bounds the README gives: no --norm-ref-* warning."""
-    from browser_harness import site_build
+    """The site's demo report gives the bounds the README gives: no --norm-ref-* warning."""
+    from sitebuild import pages
 
-    site_build().build_report(tmp_path / "report", 20)
+    pages.build_report(tmp_path / "report", 20)
     err = capsys.readouterr().err
     warned = [line for line in err.splitlines() if "warning" in line]
     assert "--norm-ref" not in err and len(warned) == len(set(warned)) <= 1, err

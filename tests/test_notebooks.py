@@ -80,8 +80,46 @@ def finish(cell: types.CoroutineType, where: str) -> None:
     raise RuntimeError(f"{where} awaited something, and WASI has no event loop to run it")
 
 
-def test_the_seven_notebooks_exist() -> None:
+def test_the_eight_notebooks_exist() -> None:
     assert {p.stem for p in NOTEBOOKS} == EXPECTED
+
+
+def test_committed_notebooks_are_what_their_source_makes() -> None:
+    """sitebuild/notebooks.py is the notebooks' one source: every committed notebook is what
+    it makes (compared as parsed JSON: every key, cell, id and metadata entry; only the
+    formatting may differ), none is missing and none has no source there."""
+    from sitebuild import notebooks
+
+    assert set(notebooks.NOTEBOOKS) == EXPECTED
+    assert notebooks.stale(CONTENT) == [], "run `python scripts/make_notebooks.py`"
+
+
+def test_the_source_check_sees_any_change(tmp_path: Path) -> None:
+    """A changed character, a cell id, an output, a missing or a stray notebook: all stale;
+    reformatted JSON alone is not."""
+    from sitebuild import notebooks
+
+    notebooks.write(tmp_path)
+    assert notebooks.stale(tmp_path) == []
+    first = tmp_path / "01_quick_start.ipynb"
+    nb = json.loads(first.read_text())
+    first.write_text(json.dumps(nb))                      # formatting only
+    assert notebooks.stale(tmp_path) == []
+    edits = [lambda n: n["cells"][2].update(source=n["cells"][2]["source"] + " "),
+             lambda n: n["cells"][2].update(id="cell-x"),
+             lambda n: n["cells"][2].update(outputs=[{"output_type": "stream", "name": "stdout",
+                                                      "text": "42"}]),
+             lambda n: n["metadata"].update(trusted=True)]
+    for edit in edits:
+        changed = json.loads(json.dumps(nb))
+        edit(changed)
+        first.write_text(json.dumps(changed))
+        assert notebooks.stale(tmp_path) == [
+            "01_quick_start.ipynb: differs from what sitebuild/notebooks.py makes"]
+    first.unlink()
+    (tmp_path / "99_scratch.ipynb").write_text("{}")
+    assert notebooks.stale(tmp_path) == ["01_quick_start.ipynb: missing",
+                                         "99_scratch.ipynb: no source in sitebuild/notebooks.py"]
 
 
 def test_every_notebook_starts_with_the_install_cell() -> None:

@@ -1,6 +1,6 @@
-"""The JupyterLite site of SPEC §9: build.py's lock-file logic, the built site, offline boot.
+"""The JupyterLite site of SPEC §9: the builder's lock-file logic, the built site, offline boot.
 
-The pure functions of build.py (lock closure, lock patching, distribution files) are
+The pure functions of ``sitebuild.lock`` (lock closure, lock patching, distribution files) are
 tested directly on small fake lock files (the numeric packages' download: test_fetch.py).
 The site itself is built once per session with ``python build.py --offline`` into a temp
 dir (from build/site-cache/, filled by ``python build.py fetch``: nothing is downloaded at
@@ -32,10 +32,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from browser_harness import site_build
+import sitebuild.lock as site_lock
+from arenalite.browser import NUMERIC, SITE_INFO
+from sitebuild import fetch, serve
+from sitebuild.settings import CDN, KERNEL_ROOTS, PYODIDE_VERSION
 
 ROOT = Path(__file__).resolve().parents[1]
-build = site_build()
 
 
 def sha(path: Path) -> str:
@@ -62,25 +64,25 @@ FAKE_LOCK = {
 }
 
 
-# --- build.py's pure functions ---------------------------------------------------------
+# --- the lock file's pure functions------------------------------------------------------
 
 
 def test_lock_closure_follows_depends_with_normalized_names() -> None:
-    assert build.lock_closure(FAKE_LOCK, ["ipython"]) == [
+    assert site_lock.lock_closure(FAKE_LOCK, ["ipython"]) == [
         "ipython", "prompt-toolkit", "traitlets", "wcwidth"]
-    assert build.lock_closure(FAKE_LOCK, ["Micropip"]) == ["micropip"]
+    assert site_lock.lock_closure(FAKE_LOCK, ["Micropip"]) == ["micropip"]
 
 
 def test_lock_closure_names_the_missing_package_and_who_needs_it() -> None:
     lock = {"packages": {"a": entry("a", "1", "a-1-py3-none-any.whl", ["ghost"])}}
     with pytest.raises(ValueError, match=r"no package 'ghost' \(needed by a\)"):
-        build.lock_closure(lock, ["a"])
+        site_lock.lock_closure(lock, ["a"])
 
 
 def test_patch_lock_points_local_files_and_cdn(tmp_path: Path) -> None:
     wheel = tmp_path / "traitlets-5.14.3-py3-none-any.whl"
     wheel.write_bytes(b"not really a wheel")
-    out = build.patch_lock(FAKE_LOCK, {"traitlets": wheel}, cdn="https://cdn.example/full/")
+    out = site_lock.patch_lock(FAKE_LOCK, {"traitlets": wheel}, cdn="https://cdn.example/full/")
     assert out["packages"]["traitlets"]["file_name"] == wheel.name
     assert out["packages"]["traitlets"]["sha256"] == sha(wheel)
     numpy = out["packages"]["numpy"]
@@ -95,7 +97,7 @@ def test_patch_lock_rejects_files_for_unknown_packages(tmp_path: Path) -> None:
     stray = tmp_path / "ghost-1.0-py3-none-any.whl"
     stray.write_bytes(b"x")
     with pytest.raises(ValueError, match="ghost"):
-        build.patch_lock(FAKE_LOCK, {"ghost": stray})
+        site_lock.patch_lock(FAKE_LOCK, {"ghost": stray})
 
 
 @settings(max_examples=25, deadline=None)
@@ -106,7 +108,7 @@ def test_patch_lock_every_entry_is_local_or_cdn(local: set[str], tmp_path_factor
     for key in local:
         files[key] = folder / FAKE_LOCK["packages"][key]["file_name"]
         files[key].write_bytes(key.encode())
-    out = build.patch_lock(FAKE_LOCK, files, cdn="https://cdn.example/full/")
+    out = site_lock.patch_lock(FAKE_LOCK, files, cdn="https://cdn.example/full/")
     assert set(out["packages"]) == set(FAKE_LOCK["packages"])
     for key, e in out["packages"].items():
         original = FAKE_LOCK["packages"][key]
@@ -117,16 +119,16 @@ def test_patch_lock_every_entry_is_local_or_cdn(local: set[str], tmp_path_factor
             assert e["sha256"] == original["sha256"]
         assert {k: v for k, v in e.items() if k not in ("file_name", "sha256")} == {
             k: v for k, v in original.items() if k not in ("file_name", "sha256")}
-    again = build.patch_lock(out, files, cdn="https://cdn.example/full/")
+    again = site_lock.patch_lock(out, files, cdn="https://cdn.example/full/")
     assert again == out                          # idempotent: absolute URLs stay as they are
 
 
 def test_wheel_for_matches_name_and_version() -> None:
     wheels = [Path("prompt_toolkit-3.0.52-py3-none-any.whl"),
               Path("six-1.17.0-py2.py3-none-any.whl")]
-    assert build.wheel_for(FAKE_LOCK["packages"]["prompt-toolkit"], wheels) == wheels[0]
+    assert site_lock.wheel_for(FAKE_LOCK["packages"]["prompt-toolkit"], wheels) == wheels[0]
     with pytest.raises(ValueError, match=r"traitlets==5\.14\.3"):
-        build.wheel_for(FAKE_LOCK["packages"]["traitlets"], wheels)
+        site_lock.wheel_for(FAKE_LOCK["packages"]["traitlets"], wheels)
 
 
 def test_dist_files_checks_sha256_against_the_lock(tmp_path: Path) -> None:
@@ -135,22 +137,20 @@ def test_dist_files_checks_sha256_against_the_lock(tmp_path: Path) -> None:
     lock = json.loads(json.dumps(FAKE_LOCK))
     lock["packages"]["micropip"]["sha256"] = sha(good)
     (tmp_path / "pyodide-lock.json").write_text(json.dumps(lock))
-    assert build.dist_files(lock, tmp_path) == {"micropip": good}
+    assert site_lock.dist_files(lock, tmp_path) == {"micropip": good}
     (tmp_path / "traitlets-5.14.3-py3-none-any.whl").write_bytes(b"other build")
     with pytest.raises(ValueError, match=r"traitlets-5\.14\.3-py3-none-any\.whl has sha256"):
-        build.dist_files(lock, tmp_path)
+        site_lock.dist_files(lock, tmp_path)
 
 
 def test_dist_files_needs_a_distribution_folder(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="no pyodide-lock.json"):
-        build.dist_files(FAKE_LOCK, tmp_path)
+        site_lock.dist_files(FAKE_LOCK, tmp_path)
 
 
-def test_offline_build_without_cache_says_how_to_fill_it(tmp_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(build, "CACHE", tmp_path / "empty-cache")
+def test_offline_build_without_cache_says_how_to_fill_it(tmp_path: Path) -> None:
     with pytest.raises(SystemExit, match=r"--offline was given; run `python build.py fetch`"):
-        build.fetch(offline=True)
+        fetch.core(offline=True, cache=tmp_path / "empty-cache")
 
 
 # --- the built site --------------------------------------------------------------------
@@ -181,14 +181,14 @@ def test_build_warns_once_and_writes_the_sites_mode(site: tuple[Path, str]) -> N
     """No numeric packages in the cache here (the CDN is unreachable from this machine)."""
     out, output = site
     assert output.count("WARNING") == 1
-    assert f"from the Pyodide CDN {build.CDN} at run time" in output
+    assert f"from the Pyodide CDN {CDN} at run time" in output
     lock = json.loads((out / "static" / "pyodide" / "pyodide-lock.json").read_text())
-    remote = [k for k in build.lock_closure(lock, build.NUMERIC)
-              if lock["packages"][k]["file_name"].startswith(build.CDN)]
+    remote = [k for k in site_lock.lock_closure(lock, NUMERIC)
+              if lock["packages"][k]["file_name"].startswith(CDN)]
     assert {"numpy", "pandas", "matplotlib", "scipy"} <= set(remote)
     assert ", ".join(remote) in output
-    mode = json.loads((out / build.SITE_INFO).read_text())
-    assert mode == {"pyodide": build.PYODIDE_VERSION, "numeric": "cdn", "cdn": build.CDN,
+    mode = json.loads((out / SITE_INFO).read_text())
+    assert mode == {"pyodide": PYODIDE_VERSION, "numeric": "cdn", "cdn": CDN,
                     "remote": remote}
 
 
@@ -220,14 +220,14 @@ def test_vendored_lock_entries_match_their_files(site: tuple[Path, str]) -> None
         assert (pyodide / name).is_file(), name
     lock = json.loads((pyodide / "pyodide-lock.json").read_text())
     local = {k: e for k, e in lock["packages"].items() if not e["file_name"].startswith("http")}
-    assert set(build.lock_closure(lock, build.KERNEL_ROOTS)) <= set(local)
+    assert set(site_lock.lock_closure(lock, KERNEL_ROOTS)) <= set(local)
     for key, e in local.items():
         path = pyodide / e["file_name"]
         assert path.is_file(), f"{key}: {e['file_name']} is not in the site"
         assert sha(path) == e["sha256"], f"{key}: sha256 of {e['file_name']} differs"
     remote = {k: e for k, e in lock["packages"].items() if k not in local}
     assert {"numpy", "pandas", "matplotlib", "scipy"} <= set(remote)
-    assert all(e["file_name"].startswith(build.CDN) for e in remote.values())
+    assert all(e["file_name"].startswith(CDN) for e in remote.values())
 
 
 @pytest.mark.browser
@@ -245,10 +245,10 @@ def test_site_has_notebooks_report_and_bridge(site: tuple[Path, str]) -> None:
 
 @pytest.fixture(scope="session")
 def served(site: tuple[Path, str]) -> Iterator[str]:
-    """The built site on 127.0.0.1 through build.py's own server (a free port)."""
+    """The built site on 127.0.0.1 through the builder's own server (a free port)."""
     from browser_harness import serving
 
-    with serving(build.make_server(site[0], 0)) as url:
+    with serving(serve.make_server(site[0], 0)) as url:
         yield url
 
 
@@ -409,8 +409,8 @@ def test_repl_first_numeric_use_says_why_numpy_is_missing(repl: Repl, site: tupl
     ``No module named 'numpy'``."""
     from arenalite import browser as arenalite_browser
 
-    mode = json.loads((site[0] / build.SITE_INFO).read_text())
-    expected = arenalite_browser.missing_numeric_message(list(build.NUMERIC), mode)
+    mode = json.loads((site[0] / SITE_INFO).read_text())
+    expected = arenalite_browser.missing_numeric_message(list(NUMERIC), mode)
     repl.wait_for(output_line("first use:"), 180_000)
     shown = repl.page.evaluate(output_line("first use:"))
     assert shown == f"first use: NumericPackagesMissing: {expected}", shown
@@ -424,8 +424,8 @@ def test_notebook_01_offline_says_why_numpy_is_missing(pw: Any, site: tuple[Path
     from arenalite import browser as arenalite_browser
     from browser_harness import chromium
 
-    mode = json.loads((site[0] / build.SITE_INFO).read_text())
-    expected = arenalite_browser.missing_numeric_message(list(build.NUMERIC), mode)
+    mode = json.loads((site[0] / SITE_INFO).read_text())
+    expected = arenalite_browser.missing_numeric_message(list(NUMERIC), mode)
     console: list[str] = []
     with chromium(pw, served, webgpu=False) as browser:
         page = browser.context.new_page()
@@ -442,4 +442,4 @@ def test_notebook_01_offline_says_why_numpy_is_missing(pw: Any, site: tuple[Path
     message = shown.strip().splitlines()[-1]
     assert message == f"NumericPackagesMissing: {expected}", shown
     assert blocked, "the numeric packages were not even requested"
-    assert all(u.startswith(build.CDN) for u in blocked), blocked
+    assert all(u.startswith(CDN) for u in blocked), blocked

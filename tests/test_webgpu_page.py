@@ -1,6 +1,6 @@
-"""The WebGPU timing page (``_site/webgpu/``, issue 9): build.py's export and the page itself.
+"""The WebGPU timing page (``_site/webgpu/``, issue 9): the builder's export and the page itself.
 
-The page and its data are put into a temp folder by build.py's own steps
+The page and its data are put into a temp folder by the site builder's own steps
 (``copy_bridge`` + ``copy_webgpu_page``: exactly what a full build puts in ``_site/webgpu/``
 and ``_site/webgpu_bridge/``; the JupyterLite part is not needed by the page) and served by
 build.py's server. Headless Chromium (SwiftShader WebGPU, every non-local request aborted)
@@ -25,10 +25,11 @@ import pytest
 
 import arenalite
 from arenalite import datasets, models, node_runner, runner, splits
-from browser_harness import chromium, float32_dataset, playwright_session, serving, site_build
+from arenalite.browser import SITE_INFO
+from browser_harness import chromium, float32_dataset, playwright_session, serving
+from sitebuild import cli, pages, serve
 
 ROOT = Path(__file__).resolve().parents[1]
-build = site_build()
 
 TOL = 1e-4
 RUN = ["breast_cancer", "wine"]
@@ -43,15 +44,15 @@ MODELS = [{"name": "knn", "k": 5}, {"name": "attention", "temperature": None},
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("webgpu-site")
-    build.copy_bridge(out)
-    build.copy_webgpu_page(out)
-    build.copy_landing(out)
+    pages.copy_bridge(out)
+    pages.copy_webgpu_page(out)
+    pages.copy_landing(out)
     return out
 
 
 @pytest.fixture(scope="module")
 def served(site: Path) -> Iterator[str]:
-    with serving(build.make_server(site, 0)) as url:
+    with serving(serve.make_server(site, 0)) as url:
         yield url
 
 
@@ -98,10 +99,10 @@ def test_page_is_linked_from_the_landing_page_notebook_06_and_the_report(site: P
                                "data-jupyter-lite-root": "."}]
     notebook = (ROOT / "content" / "06_splits_and_webgpu.ipynb").read_text()
     assert "webgpu/index.html" in notebook
-    # the site's report/report.html links webgpu/ (build.py passes the link; a report
+    # the site's report/report.html links webgpu/ (sitebuild.pages passes the link; a report
     # written elsewhere has no such page and no link: test_cli)
-    assert build.build_report.__doc__ and '"--webgpu-link", "../webgpu/index.html"' in (
-        (ROOT / "build.py").read_text())
+    assert pages.build_report.__doc__ and '"--webgpu-link", "../webgpu/index.html"' in (
+        (ROOT / "sitebuild" / "pages.py").read_text())
 
 
 def chosen_splits(site: Path, names: list[str] = RUN, count: int = N_SPLITS) -> dict[str, dict]:
@@ -276,8 +277,8 @@ def test_lost_device_stops_the_run_with_a_message_and_never_hangs(served: str) -
 
 @pytest.mark.browser
 def test_landing_page_says_where_the_numeric_packages_come_from(site: Path, served: str) -> None:
-    """The front page reads build.py's SITE_INFO: CDN mode names the CDN and the fix."""
-    info = site / build.SITE_INFO
+    """The front page reads the builder's SITE_INFO: CDN mode names the CDN and the fix."""
+    info = site / SITE_INFO
     try:
         with playwright_session() as p, chromium(p, served, webgpu=False) as browser:
             page = browser.context.new_page()
@@ -374,7 +375,7 @@ def test_split_count_is_capped_with_a_visible_note(served: str) -> None:
 
 
 def build_listing() -> list[dict]:
-    """The datasets.json build.py writes (the same for every build of this checkout)."""
+    """The datasets.json the builder writes (the same for every build of this checkout)."""
     from arenalite import datasets as bundled
 
     out = []
@@ -387,14 +388,14 @@ def build_listing() -> list[dict]:
 
 @pytest.mark.browser
 def test_site_server_is_quiet_unless_verbose(site: Path, capfd: pytest.CaptureFixture) -> None:
-    """A short visit makes dozens of requests: build.py's server logs none of them unless
+    """A short visit makes dozens of requests: the builder's server logs none of them unless
     ``serve --verbose`` asks (then one line each)."""
-    assert build.parse_args(["serve"]).verbose is False
-    assert build.parse_args(["serve", "--verbose"]).verbose is True
+    assert cli.parse_args(["serve"]).verbose is False
+    assert cli.parse_args(["serve", "--verbose"]).verbose is True
     logged = {}
     for verbose in (False, True):
         capfd.readouterr()
-        server = build.make_server(site, 0, verbose=verbose)
+        server = serve.make_server(site, 0, verbose=verbose)
         with serving(server) as url, playwright_session() as p, \
                 chromium(p, url, webgpu=False) as browser:
             page = browser.context.new_page()

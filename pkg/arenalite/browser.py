@@ -6,7 +6,9 @@ returns the same array as :func:`arenalite.models.predict` (plus stage timings) 
 ``await bridge.run_splits(...)`` the results-table DataFrame of :func:`arenalite.runner.run`
 with runner "webgpu". The payload builders and the result conversion are pure functions
 that run (and are tested) in CPython; only the calls into JavaScript need Pyodide, and the
-``js`` / ``pyodide`` modules are imported lazily inside them.
+``js`` / ``pyodide`` modules are imported lazily inside them. :func:`dataset_payload` is the
+one dataset object of the bridge's ``runSplits``: the site builder writes it as the WebGPU
+page's data and the Node runner as its job, too.
 
 The module imports without numpy: the notebooks' first cell calls :func:`require_numeric`
 right after ``piplite.install``, which may have left numpy out (a site built without its
@@ -30,7 +32,7 @@ if TYPE_CHECKING:
 
 MODULE_PATH = "webgpu_bridge/src/index.js"
 WEIGHTS_PATH = "webgpu_bridge/weights/icl_transformer.json"
-#: written by build.py at the site root: where the site's numeric packages come from
+#: written at the site root by the site builder (build.py): where its numeric packages come from
 SITE_INFO = "arenalite-site.json"
 NUMERIC = ("numpy", "pandas", "matplotlib", "scipy")
 
@@ -161,6 +163,22 @@ def data_payload(X_train: Any, y_train: Any, X_test: Any, task: str,
             "nClasses": None if task == "regression" else int(prep.n_classes)}
 
 
+def dataset_payload(dataset: Any) -> dict[str, Any]:
+    """An :class:`arenalite.datasets.Dataset` as the bridge's ``runSplits`` takes it, JSON-ready.
+
+    ``x`` is row-major with float64 values: the bridge makes its Float32Array itself
+    (round to nearest, as numpy's float32 cast), so nothing is lost and the page's JSON
+    stays short; ``y`` keeps the dataset's values (class indices or targets).
+    """
+    import numpy as np
+
+    x = np.asarray(dataset.X, dtype=np.float64)
+    return {"name": dataset.name, "task": dataset.task,
+            "nClasses": None if dataset.n_classes is None else int(dataset.n_classes),
+            "nFeatures": int(x.shape[1]), "featureNames": list(dataset.feature_names),
+            "x": x.ravel().tolist(), "y": np.asarray(dataset.y).tolist()}
+
+
 def output_array(output: Any, n_test: int, task: str, n_classes: int | None) -> np.ndarray:
     """The bridge's flat Float32Array as predict()'s shape: m × C, or m for regression."""
     import numpy as np
@@ -232,14 +250,8 @@ class BrowserBridge:
     async def run_splits(self, dataset: Any, splits: dict[str, Any],
                          models: Sequence[dict[str, Any]]) -> pd.DataFrame:
         """Every model on every split of an arenalite.datasets.Dataset, as a DataFrame."""
-        import numpy as np
-
-        payload = {"name": dataset.name, "task": dataset.task, "nClasses": dataset.n_classes,
-                   "x": np.ascontiguousarray(dataset.X, dtype=np.float32).ravel(),
-                   "nFeatures": int(dataset.X.shape[1]),
-                   "featureNames": list(dataset.feature_names),
-                   "y": np.asarray(dataset.y, dtype=np.float64)}
-        rows = await self.module.runSplits(self.bridge, _to_js(payload), _to_js(splits),
+        rows = await self.module.runSplits(self.bridge, _to_js(dataset_payload(dataset)),
+                                           _to_js(splits),
                                            _to_js([model_payload(m) for m in models]))
         return rows_frame(rows.to_py())
 

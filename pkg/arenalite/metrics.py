@@ -18,6 +18,9 @@ Conventions
 
 Every metric is registered in :mod:`arenalite.registry` (direction, bounds, optimum,
 anchor); :data:`METRIC_FUNCTIONS` maps the registered names to these functions.
+The input checks and the rank-based AUROC/AUPRC cores live in :mod:`arenalite.metric_core`,
+shared with the AUROC/AUPRC audit (:mod:`arenalite.subgroup`), whose ``subgroup_report`` and
+``mistake_gains`` are also importable from here.
 """
 
 from __future__ import annotations
@@ -26,7 +29,19 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import pandas as pd
+
+from .metric_core import (
+    as_array,
+    average_precision_core,
+    binary_labels,
+    check_same_length,
+    class_counts,
+    labels_1d,
+    numeric_1d,
+    reject,
+    roc_auc_core,
+)
+from .subgroup import mistake_gains, subgroup_report
 
 __all__ = [
     "METRIC_FUNCTIONS",
@@ -40,96 +55,31 @@ __all__ = [
     "get_metric_function",
     "log_loss",
     "mae",
+    "mistake_gains",
     "r2",
     "rmse",
     "roc_auc",
+    "subgroup_report",
 ]
 
 ROW_SUM_ATOL = 1e-5
 """Default tolerance on the row sums of a probability matrix (float32 softmax passes)."""
 
 _EPS = float(np.finfo(np.float64).eps)
-_NUMERIC_INFERRED = ("integer", "floating", "mixed-integer-float", "boolean")
 
 
 # ----------------------------------------------------------------------------- validation
 
 
-def _array(values: Any, name: str) -> np.ndarray:
-    if values is None or isinstance(values, (str, bytes, dict)):
-        raise TypeError(f"{name} must be array-like, got {type(values).__name__}")
-    return np.asarray(values)
-
-
-def _check_1d(arr: np.ndarray, name: str) -> None:
-    if arr.ndim != 1:
-        raise ValueError(f"{name} must be one-dimensional, got shape {arr.shape}")
-    if arr.size == 0:
-        raise ValueError(f"{name} is empty")
-
-
-def _reject(bad: np.ndarray, message: Callable[[int], str]) -> None:
-    """Raise ``ValueError(message(i))`` with ``i`` the first position where ``bad`` holds."""
-    if bad.any():
-        raise ValueError(message(int(np.argmax(bad))))
-
-
-def _first_missing(arr: np.ndarray, name: str) -> None:
-    _reject(np.asarray(pd.isna(arr), dtype=bool),
-            lambda i: f"{name} has a missing value ({arr[i]!r}) at position {i}")
-
-
-def numeric_1d(values: Any, name: str) -> np.ndarray:
-    """``values`` as a finite float64 vector; errors name ``name``, the value and position."""
-    arr = _array(values, name)
-    _check_1d(arr, name)
-    if arr.dtype.kind == "O":
-        _first_missing(arr, name)
-        if pd.api.types.infer_dtype(arr, skipna=False) in _NUMERIC_INFERRED:
-            arr = arr.astype(np.float64)
-    if arr.dtype.kind not in "biuf":
-        for i, v in enumerate(arr.tolist()):  # error path only: locate the offending entry
-            if isinstance(v, bool) or not isinstance(v, (int, float)):
-                raise TypeError(f"{name} must be numeric; found {v!r} at position {i}")
-        raise TypeError(f"{name} must be numeric, got dtype {arr.dtype}")
-    out = arr.astype(np.float64)
-    _reject(~np.isfinite(out), lambda i: f"{name} must be finite; found {out[i]} at position {i}")
-    return out
-
-
-def binary_labels(values: Any, name: str = "y_true") -> np.ndarray:
-    """Labels in {0, 1} (or booleans) as an int8 vector."""
-    arr = numeric_1d(values, name)
-    _reject((arr != 0) & (arr != 1),
-            lambda i: f"{name} must contain only 0/1 labels; found {arr[i]:g} at position {i}")
-    return arr.astype(np.int8)
-
-
-def _labels(values: Any, name: str) -> np.ndarray:
-    arr = _array(values, name)
-    _check_1d(arr, name)
-    if arr.dtype.kind in "biuf":
-        return numeric_1d(arr, name)
-    _first_missing(arr, name)
-    return arr
-
-
-def _same_length(a: np.ndarray, b: np.ndarray, name_a: str, name_b: str) -> None:
-    if len(a) != len(b):
-        raise ValueError(
-            f"{name_a} and {name_b} must have the same length, got {len(a)} and {len(b)}"
-        )
-
-
 def _probabilities(values: Any, name: str) -> np.ndarray:
     arr = numeric_1d(values, name)
-    _reject((arr < 0) | (arr > 1),
-            lambda i: f"{name} must be probabilities in [0, 1]; found {arr[i]:g} at position {i}")
+    reject((arr < 0) | (arr > 1),
+           lambda i: f"{name} must be probabilities in [0, 1]; found {arr[i]:g} at position {i}")
     return arr
 
 
 def _probability_matrix(values: Any, name: str, atol: float) -> np.ndarray:
-    arr = _array(values, name)
+    arr = as_array(values, name)
     if arr.ndim != 2:
         raise ValueError(f"{name} must be an (n, C) matrix, got shape {arr.shape}")
     if arr.shape[0] == 0 or arr.shape[1] < 2:
@@ -146,61 +96,18 @@ def _probability_matrix(values: Any, name: str, atol: float) -> np.ndarray:
             f"{name} must be finite probabilities in [0, 1]; found {p[r, c]} at row {r}, column {c}"
         )
     sums = p.sum(axis=1)
-    _reject(np.abs(sums - 1.0) > atol,
-            lambda r: f"rows of {name} must sum to 1 (within {atol:g}); row {r} sums to "
-                      f"{sums[r]:.10g}")
+    reject(np.abs(sums - 1.0) > atol,
+           lambda r: f"rows of {name} must sum to 1 (within {atol:g}); row {r} sums to "
+                     f"{sums[r]:.10g}")
     return p
 
 
 def _class_labels(values: Any, n_classes: int, name: str) -> np.ndarray:
     arr = numeric_1d(values, name)
-    _reject((arr != np.round(arr)) | (arr < 0) | (arr >= n_classes),
-            lambda i: f"{name} must hold integer class labels 0..{n_classes - 1} (one per "
-                      f"probability column); found {arr[i]:g} at position {i}")
+    reject((arr != np.round(arr)) | (arr < 0) | (arr >= n_classes),
+           lambda i: f"{name} must hold integer class labels 0..{n_classes - 1} (one per "
+                     f"probability column); found {arr[i]:g} at position {i}")
     return arr.astype(np.intp)
-
-
-def _both_classes(y: np.ndarray, name: str, metric: str) -> tuple[int, int]:
-    n_pos = int(y.sum())
-    n_neg = len(y) - n_pos
-    if n_pos == 0 or n_neg == 0:
-        only = 1 if n_pos else 0
-        raise ValueError(
-            f"{metric} is undefined when {name} holds a single class "
-            f"(all {len(y)} labels are {only})"
-        )
-    return n_pos, n_neg
-
-
-# ----------------------------------------------------------------------------- ranking
-
-
-def average_ranks(values: np.ndarray) -> np.ndarray:
-    """1-based ranks of ``values`` with ties given their average rank (vectorized)."""
-    order = np.argsort(values)  # ties are averaged, so the sort need not be stable
-    sorted_values = values[order]
-    starts = np.flatnonzero(np.r_[True, sorted_values[1:] != sorted_values[:-1]])
-    ends = np.r_[starts[1:], len(values)]
-    group_rank = (starts + ends + 1) / 2.0
-    ranks = np.empty(len(values), dtype=np.float64)
-    ranks[order] = np.repeat(group_rank, ends - starts)
-    return ranks
-
-
-def _auc_core(y: np.ndarray, score: np.ndarray, n_pos: int, n_neg: int) -> float:
-    rank_sum = average_ranks(score)[y == 1].sum()
-    return float((rank_sum - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg))
-
-
-def _ap_core(y: np.ndarray, score: np.ndarray, n_pos: int) -> float:
-    order = np.argsort(-score)  # a tied block is one threshold: order within it is irrelevant
-    s = score[order]
-    tp = np.cumsum(y[order], dtype=np.float64)
-    last = np.r_[np.flatnonzero(s[1:] != s[:-1]), len(s) - 1]  # end of each tied block
-    tp_at = tp[last]
-    precision = tp_at / (last + 1)
-    recall_step = np.diff(np.r_[0.0, tp_at]) / n_pos
-    return float(np.sum(recall_step * precision))
 
 
 # ----------------------------------------------------------------------------- metrics
@@ -211,9 +118,9 @@ def _label_pair(y_true: Any, y_pred: Any) -> tuple[np.ndarray, np.ndarray]:
 
     Comparing text labels with numbers would make every prediction silently wrong.
     """
-    t = _labels(y_true, "y_true")
-    p = _labels(y_pred, "y_pred")
-    _same_length(t, p, "y_true", "y_pred")
+    t = labels_1d(y_true, "y_true")
+    p = labels_1d(y_pred, "y_pred")
+    check_same_length(t, p, "y_true", "y_pred")
     if (t.dtype.kind == "f") != (p.dtype.kind == "f"):
         which = 0 if t.dtype.kind != "f" else 1
         raise TypeError(
@@ -246,9 +153,9 @@ def roc_auc(y_true: Any, y_score: Any) -> float:
     """
     y = binary_labels(y_true, "y_true")
     s = numeric_1d(y_score, "y_score")
-    _same_length(y, s, "y_true", "y_score")
-    n_pos, n_neg = _both_classes(y, "y_true", "ROC AUC")
-    return _auc_core(y, s, n_pos, n_neg)
+    check_same_length(y, s, "y_true", "y_score")
+    n_pos, n_neg = class_counts(y, "y_true", "ROC AUC")
+    return roc_auc_core(y, s, n_pos, n_neg)
 
 
 def average_precision(y_true: Any, y_score: Any) -> float:
@@ -259,27 +166,27 @@ def average_precision(y_true: Any, y_score: Any) -> float:
     """
     y = binary_labels(y_true, "y_true")
     s = numeric_1d(y_score, "y_score")
-    _same_length(y, s, "y_true", "y_score")
+    check_same_length(y, s, "y_true", "y_score")
     n_pos = int(y.sum())
     if n_pos == 0:
         raise ValueError(
             "average precision is undefined when y_true has no positive labels "
             f"(all {len(y)} are 0)"
         )
-    return _ap_core(y, s, n_pos)
+    return average_precision_core(y, s, n_pos)
 
 
 def _probabilistic_inputs(y_true: Any, y_prob: Any, atol: float) -> tuple[np.ndarray, np.ndarray]:
     """One-hot targets and probabilities, (n, C), from binary or multiclass input."""
-    arr = _array(y_prob, "y_prob")
+    arr = as_array(y_prob, "y_prob")
     if arr.ndim == 1:
         p = _probabilities(arr, "y_prob")
         y = binary_labels(y_true, "y_true")
-        _same_length(y, p, "y_true", "y_prob")
+        check_same_length(y, p, "y_true", "y_prob")
         return y.astype(np.float64)[:, None], p[:, None]
     p = _probability_matrix(arr, "y_prob", atol)
     y = _class_labels(y_true, p.shape[1], "y_true")
-    _same_length(y, p, "y_true", "y_prob")
+    check_same_length(y, p, "y_true", "y_prob")
     onehot = np.zeros_like(p)
     onehot[np.arange(len(y)), y] = 1.0
     return onehot, p
@@ -313,7 +220,7 @@ def _regression_inputs(y_true: Any, y_pred: Any,
                        pred_name: str = "y_pred") -> tuple[np.ndarray, np.ndarray]:
     t = numeric_1d(y_true, "y_true")
     p = numeric_1d(y_pred, pred_name)
-    _same_length(t, p, "y_true", pred_name)
+    check_same_length(t, p, "y_true", pred_name)
     return t, p
 
 
@@ -346,9 +253,9 @@ def r2(y_true: Any, y_pred: Any) -> float:
 def _gaussian_inputs(y_true: Any, mean: Any, std: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     t, mu = _regression_inputs(y_true, mean, "mean")
     sigma = numeric_1d(std, "std")
-    _same_length(t, sigma, "y_true", "std")
-    _reject(sigma <= 0,
-            lambda i: f"std must be strictly positive; found {sigma[i]:g} at position {i}")
+    check_same_length(t, sigma, "y_true", "std")
+    reject(sigma <= 0,
+           lambda i: f"std must be strictly positive; found {sigma[i]:g} at position {i}")
     return t, mu, sigma
 
 
@@ -405,15 +312,3 @@ def get_metric_function(name: str) -> Callable[..., float]:
             f"known: {sorted(METRIC_FUNCTIONS)}"
         ) from None
 
-
-def __getattr__(name: str) -> Any:
-    """Re-export the AUROC/AUPRC audit (``subgroup_report``, ``mistake_gains``) lazily.
-
-    :mod:`arenalite.subgroup` builds on this module, so importing it eagerly here
-    would be circular.
-    """
-    if name in ("subgroup_report", "mistake_gains"):
-        from . import subgroup
-
-        return getattr(subgroup, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

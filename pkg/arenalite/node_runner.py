@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from . import datasets as bundled
+from .browser import dataset_payload
 from .models import check_model, model_label, registry
 from .models.weights import DEFAULT_PATH
 
@@ -98,13 +99,6 @@ def model_payload(model: dict[str, Any]) -> dict[str, Any]:
                                 f"the Node runner, got {type(value).__name__}")
             out[key] = str(Path(value).resolve())
     return out
-
-
-def dataset_payload(ds: bundled.Dataset) -> dict[str, Any]:
-    """A dataset as the bridge's runSplits takes it (the timing page's NAME.json)."""
-    return {"name": ds.name, "task": ds.task, "nClasses": ds.n_classes,
-            "nFeatures": int(ds.X.shape[1]), "featureNames": list(ds.feature_names),
-            "x": ds.X.ravel().tolist(), "y": ds.y.tolist()}
 
 
 def run_to_csv(datasets: Mapping[str, bundled.Dataset], splits: Mapping[str, dict],

@@ -5,7 +5,9 @@ AUROC weighs every ranking mistake equally, while AUPRC rewards fixing high-scor
 mistakes most and its chance level is the prevalence, so it can favour the
 higher-prevalence subgroup. For context-free model comparison prefer AUROC.
 
-Also importable as ``arenalite.metrics.subgroup_report`` / ``arenalite.metrics.mistake_gains``.
+Also importable as ``arenalite.metrics.subgroup_report`` / ``arenalite.metrics.mistake_gains``;
+the input checks and the AUROC/AUPRC cores it shares with :mod:`arenalite.metrics` are
+:mod:`arenalite.metric_core`'s.
 """
 
 from __future__ import annotations
@@ -15,14 +17,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .metrics import (
-    _ap_core,
-    _auc_core,
-    _both_classes,
-    _labels,
-    _same_length,
+from .metric_core import (
+    average_precision_core,
     binary_labels,
+    check_same_length,
+    class_counts,
+    labels_1d,
     numeric_1d,
+    roc_auc_core,
 )
 from .results import Result
 
@@ -72,7 +74,7 @@ class MistakeGains(Result):
 def _binary_inputs(y: Any, score: Any) -> tuple[np.ndarray, np.ndarray]:
     labels = binary_labels(y, "y")
     s = numeric_1d(score, "score")
-    _same_length(labels, s, "y", "score")
+    check_same_length(labels, s, "y", "score")
     return labels, s
 
 
@@ -86,8 +88,8 @@ def subgroup_report(y: Any, score: Any, group: Any) -> SubgroupReport:
     Every group needs both classes (its AUROC is undefined otherwise).
     """
     labels, s = _binary_inputs(y, score)
-    g = _labels(group, "group")
-    _same_length(labels, g, "y", "group")
+    g = labels_1d(group, "group")
+    check_same_length(labels, g, "y", "group")
     names, inverse = np.unique(g, return_inverse=True)
     if len(names) < 2:
         raise ValueError(f"group must hold at least two subgroups, got only {names.tolist()[0]!r}")
@@ -103,14 +105,15 @@ def subgroup_report(y: Any, score: Any, group: Any) -> SubgroupReport:
             )
         rows.append({"group": name,
                      "n": len(yk), "n_positive": n_pos, "prevalence": n_pos / len(yk),
-                     "auroc": _auc_core(yk, sk, n_pos, len(yk) - n_pos),
-                     "auprc": _ap_core(yk, sk, n_pos)})
+                     "auroc": roc_auc_core(yk, sk, n_pos, len(yk) - n_pos),
+                     "auprc": average_precision_core(yk, sk, n_pos)})
     table = pd.DataFrame(rows).sort_values("prevalence", ascending=False, kind="stable")
     table = table.reset_index(drop=True)
     gaps = _gaps(table)
-    n_pos, n_neg = _both_classes(labels, "y", "AUROC")
+    n_pos, n_neg = class_counts(labels, "y", "AUROC")
     overall = {"n": len(labels), "prevalence": n_pos / len(labels),
-               "auroc": _auc_core(labels, s, n_pos, n_neg), "auprc": _ap_core(labels, s, n_pos)}
+               "auroc": roc_auc_core(labels, s, n_pos, n_neg),
+               "auprc": average_precision_core(labels, s, n_pos)}
     return SubgroupReport(table, gaps, overall, _guidance(table))
 
 
@@ -162,7 +165,7 @@ def mistake_gains(y: Any, score: Any) -> MistakeGains:
     row_negative, n_pairs, auroc_gain, auprc_gain.
     """
     labels, s = _binary_inputs(y, score)
-    n_pos, n_neg = _both_classes(labels, "y", "AUROC")
+    n_pos, n_neg = class_counts(labels, "y", "AUROC")
     values, inverse = np.unique(s, return_inverse=True)
     pos = np.bincount(inverse, weights=labels, minlength=len(values))
     total = np.bincount(inverse, minlength=len(values)).astype(np.float64)
