@@ -5,8 +5,8 @@ bootstrap module (issue 21), so that refactoring cannot move a result unnoticed.
 Where the random stream is unchanged the tables must match: IQM exactly, Elo columns
 within 1e-8 Elo (the point fit's solver may take another path to the same MLE). Rank
 sensitivity's stream changed in issue 21 (row draws → the shared multinomial counts);
-its entries were re-recorded then. ``python tests/test_bootstrap_golden.py`` rewrites
-the fixture.
+its entries were re-recorded then. ``python tests/test_bootstrap_golden.py [PREFIX …]``
+re-records the cases (those whose names start with a prefix).
 """
 
 from __future__ import annotations
@@ -103,9 +103,12 @@ def as_json(table: pd.DataFrame) -> dict[str, list]:
             for c in table.columns}
 
 
-def write() -> None:
-    FIXTURE.write_text(json.dumps({case: as_json(run(case)) for case in CASES}, indent=None,
-                                  separators=(",", ":")) + "\n")
+def write(prefixes: list[str]) -> None:
+    """Re-record the cases whose names start with one of ``prefixes`` (all without)."""
+    old = json.loads(FIXTURE.read_text()) if FIXTURE.exists() else {}
+    new = {case: as_json(run(case)) if not prefixes or case.startswith(tuple(prefixes))
+           else old[case] for case in CASES}
+    FIXTURE.write_text(json.dumps(new, separators=(",", ":")) + "\n")
 
 
 @pytest.fixture(scope="module")
@@ -129,4 +132,4 @@ def test_outputs_match_the_pinned_tables(golden, case):
 
 
 if __name__ == "__main__":
-    sys.exit(write())
+    sys.exit(write(sys.argv[1:]))

@@ -1,0 +1,244 @@
+"""Bradley-Terry solvers: maximum-likelihood abilities θ of weighted win matrices.
+
+Ratings are the joint MLE of Σ W_ij log σ(θ_i − θ_j): :func:`newton` (Newton's method
+with a line search) for the point fit, :func:`chord` / :func:`chord_sums` (one shared
+Hessian, Anderson-accelerated) for bootstrap replicates, :func:`solve_batch` choosing
+between them and adding the tie prior where needed.
+
+Regularization rule. When a win matrix's graph is not strongly connected (a model wins
+or loses every battle, or groups never beat each other) its MLE is infinite. Then, and
+only then, a tie prior is added: one virtual match day in which every pair ties with
+weight w_min / (M − 1), w_min the lightest battle weight of the data. Every model thus
+gets half a win and half a loss of the lightest real battle (a Haldane-style ½
+correction), spread evenly over its opponents: the smallest nudge that keeps the ratings
+finite, and too small to reorder models that the data order. The point estimate and
+every bootstrap replicate follow the same rule, each only when it needs it, and no
+replicate is ever dropped.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+_ANDERSON = 2  # iterates the chord's Anderson acceleration mixes
+
+
+def strongly_connected(win: np.ndarray) -> np.ndarray:
+    """Whether each (…, M, M) win matrix's graph (i → j when W_ij > 0) is strongly connected.
+
+    That is the condition for a finite Bradley-Terry MLE (Hunter 2004, Assumption 1).
+    """
+    adj = (win > 0).astype(np.float32)
+    ok = np.ones(win.shape[:-2], dtype=bool)
+    for a in (adj, np.swapaxes(adj, -1, -2)):
+        reach = np.zeros(win.shape[:-1], dtype=np.float32)
+        reach[..., 0] = 1.0
+        while True:
+            grown = np.maximum(reach, (np.einsum("...i,...ij->...j", reach, a) > 0))
+            if np.array_equal(grown, reach):
+                break
+            reach = grown
+        ok &= reach.all(axis=-1)
+    return ok
+
+
+def complete_connected(points: np.ndarray, battles: np.ndarray, margin: float) -> np.ndarray:
+    """Whether each (B, M) row of model points, with ``battles`` (B,) per pair for every
+    pair, has a strongly connected win graph.
+
+    It is when every set S of k < M models scored more than the n · k(k − 1)/2 of the
+    battles among themselves (some point against the others); the k lowest scorers are
+    the hardest set of size k (Landau's condition). A real excess is at least ½ battle of
+    the lightest weight, so ``margin`` (a quarter of it) separates it from round-off.
+    """
+    m = points.shape[-1]
+    k = np.arange(1, m)
+    lowest = np.cumsum(np.sort(points, axis=-1), axis=-1)[..., :-1]
+    return (lowest - battles[:, None] * (k * (k - 1) / 2) > margin).all(axis=-1)
+
+
+def prior_weight(weights: np.ndarray, m: int) -> float:
+    """Per-pair weight of the tie prior: w_min / (M − 1), w_min the lightest battle weight.
+
+    Every model then gets half a win and half a loss of the lightest real battle. With
+    no battle at all, w_min is taken as 1 / P (a battle of a one-seed dataset).
+    """
+    lightest = weights.min() if weights.size else 2.0 / (m * (m - 1))
+    return float(lightest) / (m - 1)
+
+
+def tie_prior(m: int, weight: float) -> np.ndarray:
+    """The regularizing prior: one virtual match day where every pair ties with ``weight``."""
+    prior = np.full((m, m), 0.5 * weight)
+    np.fill_diagonal(prior, 0.0)
+    return prior
+
+
+def log_likelihood(theta: np.ndarray, win: np.ndarray) -> np.ndarray:
+    d = theta[:, :, None] - theta[:, None, :]
+    return -(win * np.logaddexp(0.0, -d)).sum(axis=(1, 2))
+
+
+def bradley_terry(win: np.ndarray, theta0: np.ndarray | None = None, tol: float = 1e-9,
+                  max_iter: int = 200) -> np.ndarray:
+    """Maximum-likelihood abilities θ (mean 0) for a batch of win matrices (B, M, M).
+
+    Newton's method on the concave log-likelihood Σ W_ij log σ(θ_i − θ_j) with a
+    backtracking line search, all replicates at once; converged replicates leave the
+    batch. Requires strongly connected graphs (see :func:`strongly_connected`).
+    """
+    theta, converged = newton(win, theta0, tol, max_iter)
+    if not converged.all():
+        raise RuntimeError(f"Bradley-Terry Newton iteration did not converge for "
+                           f"{int((~converged).sum())} of {len(win)} win matrices within "
+                           f"{max_iter} iterations")
+    return theta
+
+
+def newton(win: np.ndarray, theta0: np.ndarray | None, tol: float,
+            max_iter: int) -> tuple[np.ndarray, np.ndarray]:
+    b, m, _ = win.shape
+    total = win + np.swapaxes(win, 1, 2)
+    wins = win.sum(axis=2)
+    theta = np.zeros((b, m)) if theta0 is None else np.array(theta0, dtype=float, copy=True)
+    active = np.arange(b)
+    base = None  # log-likelihood at θ: the last accepted trial's, not evaluated twice
+    for _ in range(max_iter):
+        if active.size == 0:
+            break
+        th, w, n = theta[active], win[active], total[active]
+        p = 0.5 * (1.0 + np.tanh(0.5 * (th[:, :, None] - th[:, None, :])))
+        grad = wins[active] - (n * p).sum(axis=2)
+        h = n * p * (1.0 - p)
+        lap = -h
+        lap[:, np.arange(m), np.arange(m)] = h.sum(axis=2)
+        step = np.linalg.solve(lap + 1.0 / m, grad[..., None])[..., 0]
+        if base is None:
+            base = log_likelihood(th, w)
+        scale = np.ones(active.size)
+        new = th + step
+        for _ in range(50):
+            value = log_likelihood(new, w)
+            worse = value < base - 1e-12 * np.abs(base)
+            if not worse.any():
+                break
+            scale[worse] *= 0.5
+            new[worse] = th[worse] + scale[worse, None] * step[worse]
+        else:
+            value = log_likelihood(new, w)
+        new -= new.mean(axis=1, keepdims=True)
+        theta[active] = new
+        going = np.abs(new - th).max(axis=1) >= tol
+        active, base = active[going], value[going]
+    converged = np.ones(b, dtype=bool)
+    converged[active] = False
+    return theta, converged
+
+
+def chord_inverse(win: np.ndarray, theta0: np.ndarray) -> np.ndarray:
+    """Inverse of the (regularized) negative Hessian of the log-likelihood of the (M, M)
+    win matrix ``win`` at ``theta0``: the shared step matrix of :func:`chord`."""
+    m = win.shape[-1]
+    total = win + win.T
+    p0 = 0.5 * (1.0 + np.tanh(0.5 * (theta0[:, None] - theta0[None, :])))
+    h = total * p0 * (1.0 - p0)
+    lap = -h
+    lap[np.arange(m), np.arange(m)] = h.sum(axis=1)
+    return np.linalg.inv(lap + 1.0 / m)
+
+
+def chord(win: np.ndarray, theta0: np.ndarray, tol: float, max_iter: int,
+           inverse: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Newton steps with one shared Hessian, inverted in ``inverse`` (:func:`chord_inverse`).
+
+    Bootstrap replicates are small perturbations of the full data, so one Hessian (the
+    full-data one at ``theta0``) serves them all: it is inverted once and each iteration
+    is a single (B, M) @ (M, M) product instead of B linear solves. The expected scores
+    use σ(θ_i − θ_j) = e_i / (e_i + e_j) with e = exp(θ − max θ): no transcendental
+    function per pair. The chord iteration converges linearly; Anderson acceleration of
+    depth ``_ANDERSON`` (Walker & Ni 2011: mix the last steps by the γ minimizing the new
+    residual, a tiny ridge keeping the small Gram system solvable) cuts the iterations to
+    the same fixed point (depth 1 about halves them; depth 2 saves a further fifth on
+    1000-model dataset replicates). Replicates whose steps do not shrink below ``tol``
+    within ``max_iter`` iterations are reported as not converged.
+    """
+    return chord_sums(win.sum(axis=2), win + np.swapaxes(win, 1, 2), theta0, tol, max_iter,
+                       inverse)
+
+
+def chord_sums(wins: np.ndarray, total: np.ndarray, theta0: np.ndarray, tol: float,
+                max_iter: int, inverse: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`chord` on the likelihood's sufficient statistics: each model's points
+    ``wins`` (B, M) and the battles of every pair ``total`` (B, M, M), or (B, 1, 1) when
+    every pair fought equally often (then ``wins`` must include the ½ · total of each
+    model's tie with itself, which the uniform ``total`` puts on the diagonal)."""
+    b, m = wins.shape
+    theta = np.array(np.broadcast_to(theta0, (b, m)), dtype=float)
+    past_theta, past_step = np.zeros((_ANDERSON, b, m)), np.zeros((_ANDERSON, b, m))
+    k = 0  # iterates held in the history
+    active = np.arange(b)
+    buffer = np.empty((b, m, m))  # one work array for every iteration
+    for _ in range(max_iter):
+        if active.size == 0:
+            break
+        th = theta[active]
+        e = np.exp(th - th.max(axis=1, keepdims=True))
+        share = buffer[:active.size]
+        np.add(e[:, :, None], e[:, None, :], out=share)
+        np.divide(total, share, out=share)
+        grad = wins - e * share.sum(axis=2)
+        step = grad @ inverse
+        step -= step.mean(axis=1, keepdims=True)
+        new = th + step
+        if k:
+            d_theta = th - past_theta[:k, active]
+            d_step = step - past_step[:k, active]  # (k, A, M)
+            gram = np.einsum("kam,lam->akl", d_step, d_step)
+            gram += (1e-14 * np.trace(gram, axis1=1, axis2=2) + np.finfo(float).tiny
+                     )[:, None, None] * np.eye(k)
+            gamma = np.linalg.solve(gram, np.einsum("kam,am->ak", d_step, step)[..., None])
+            new -= np.einsum("ak,kam->am", gamma[..., 0], d_theta + d_step)
+        past_theta[1:, active], past_step[1:, active] = (past_theta[:-1, active],
+                                                          past_step[:-1, active])
+        past_theta[0, active], past_step[0, active] = th, step
+        k = min(k + 1, _ANDERSON)
+        theta[active] = new
+        going = ~(np.abs(step).max(axis=1) < tol)
+        if not going.all():  # the totals follow the active replicates, copied only then
+            active, total, wins = active[going], total[going], wins[going]
+    converged = np.ones(b, dtype=bool)
+    converged[active] = False
+    theta[~np.isfinite(theta).all(axis=1)] = theta0
+    return theta, converged
+
+
+def solve_batch(win: np.ndarray, theta0: np.ndarray | None, prior: np.ndarray,
+                 inverse: np.ndarray | None = None) -> tuple[np.ndarray, int]:
+    """Add ``prior`` to (only) the matrices that need it, then solve; returns (θ, n regularized).
+
+    A matrix needs the prior when its graph is not strongly connected, or when Newton
+    does not converge on it (a nearly separated, numerically infinite MLE). With ``theta0``
+    (replicates) the chord solves, ``inverse`` its step matrix (:func:`chord_inverse`);
+    without (the point fit), Newton.
+    """
+    m = win.shape[-1]
+    bad = ~strongly_connected(win)
+    if bad.any():
+        win = win.copy()
+        win[bad] += prior
+    if theta0 is None:
+        theta, converged = newton(win, None, 1e-9, 200)
+    else:
+        theta, converged = chord(win, theta0, 1e-9, 60, inverse)
+        redo = ~converged
+        if redo.any():
+            start = np.broadcast_to(theta0, (int(redo.sum()), m))
+            theta[redo], converged[redo] = newton(win[redo], start, 1e-9, 200)
+    if not converged.all():
+        again = ~converged & ~bad
+        if not again.any():
+            raise RuntimeError("Bradley-Terry Newton iteration did not converge even with the "
+                               "tie prior")
+        theta[again] = bradley_terry(win[again] + prior)
+        bad |= again
+    return theta, int(bad.sum())
