@@ -51,13 +51,15 @@ def battle_points(scores: np.ndarray, tie_threshold: float) -> tuple[np.ndarray,
     """
     k, m = scores.shape
     pairs = np.vstack(np.triu_indices(m, 1))
-    diff = np.empty((k, pairs.shape[1]))
+    points = np.empty((k, pairs.shape[1]))
     start = 0
     for i in range(m - 1):  # the pairs (i, j > i) are one block: slices, no gathers
         stop = start + m - 1 - i
-        np.subtract(scores[:, i:i + 1], scores[:, i + 1:], out=diff[:, start:stop])
+        block = points[:, start:stop]  # scored while it is in cache: one pass over K × P
+        np.subtract(scores[:, i:i + 1], scores[:, i + 1:], out=block)
+        battle_outcome(block, tie_threshold, out=block)
         start = stop
-    return battle_outcome(diff, tie_threshold, out=diff), pairs
+    return points, pairs
 
 
 def battle_outcome(diff: np.ndarray, tie_threshold: float,
@@ -101,10 +103,14 @@ def win_matrix(points: np.ndarray, weights: np.ndarray, pairs: np.ndarray, m: in
     """Weighted win matrix W (M × M): W_ij = weighted points of i against j.
 
     When every pair met on every match day the sums are two weighted products over the
-    days (no K × P temporaries of weighted points).
+    days (no K × P temporaries: the losing side's points 1 − p are formed by column blocks).
     """
     if not np.isnan(points).any():
-        return pair_sums_to_matrix(weights @ points, weights @ (1.0 - points), pairs, m)
+        lost = np.empty(points.shape[1])
+        step = max(1, _SOLVE_BUDGET // max(len(points), 1))
+        for first in range(0, points.shape[1], step):
+            lost[first:first + step] = weights @ (1.0 - points[:, first:first + step])
+        return pair_sums_to_matrix(weights @ points, lost, pairs, m)
     won, lost = day_pair_sums(points, weights)
     return pair_sums_to_matrix(won.sum(axis=0), lost.sum(axis=0), pairs, m)
 

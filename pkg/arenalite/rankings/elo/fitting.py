@@ -131,25 +131,29 @@ def solve_complete(units: CompleteUnits, counts: np.ndarray, theta: np.ndarray,
                     margin: float) -> tuple[np.ndarray, int]:
     """:func:`solve_batch` for the replicates ``counts`` (c, U) of complete units.
 
-    Replicates that are strongly connected are solved by the chord on their sufficient
-    statistics alone; the others (and any the chord leaves unconverged) get their win
-    matrices and the general solve, tie prior included.
+    Every replicate is solved by the chord on its sufficient statistics alone; those that
+    are not strongly connected get the tie prior there too (a tie of every pair adds
+    ½ · weight · (M − 1) points to every model and ``weight`` battles to every pair, so
+    the statistics stay uniform). Any the chord leaves unconverged get their win
+    matrices and the general solve.
     """
     counts = counts.astype(float)
     points, battles = counts @ units.points, counts @ units.battles
-    theta_out = np.empty((len(counts), len(theta)))
-    fast = np.flatnonzero(complete_connected(points, battles, margin))
-    theta_out[fast], converged = chord_sums(points[fast] + 0.5 * battles[fast, None],
-                                             battles[fast, None, None], theta, 1e-9, 60,
-                                             inverse)
-    general = np.ones(len(counts), dtype=bool)
-    general[fast[converged]] = False
+    needs = ~complete_connected(points, battles, margin)
+    if needs.any():
+        weight = 2.0 * float(prior[0, 1])  # the prior's per-pair battles (½ each side)
+        points[needs] += 0.5 * weight * (len(theta) - 1)
+        battles[needs] += weight
+    theta_out, converged = chord_sums(points + 0.5 * battles[:, None], battles[:, None, None],
+                                      theta, 1e-9, 60, inverse)
+    n_reg = int(needs[converged].sum())
+    general = ~converged
     if not general.any():
-        return theta_out, 0
+        return theta_out, n_reg
     rows = counts[general]
     win = pair_sums_to_matrix(rows @ units.won, rows @ units.lost, pairs, len(theta))
-    theta_out[general], n_reg = solve_batch(win, theta, prior, inverse)
-    return theta_out, n_reg
+    theta_out[general], n_general = solve_batch(win, theta, prior, inverse)
+    return theta_out, n_reg + n_general
 
 
 def solve_chunk(m: int, n_bootstrap: int) -> int:
