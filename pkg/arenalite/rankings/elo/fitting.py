@@ -77,7 +77,7 @@ def replicate_abilities(t: Tournament, theta: np.ndarray, scheme: str, draw: str
         units = t.complete_units(scheme)
         if counts is None:
             counts = unit_counts(len(units.won), n_bootstrap, rng)
-        solved = solve_complete_units(t, theta, units, counts, chunk)
+        solved = solve_complete_units(t, theta, units, counts, complete_chunk(m, n_bootstrap))
     else:
         solved = solve_pair_sums(t, theta, replicate_pair_sums(t, scheme, draw, n_bootstrap,
                                                                rng, chunk, counts))
@@ -113,7 +113,7 @@ def solve_pair_sums(t: Tournament, theta: np.ndarray,
     prior, inverse = t.prior, step_inverse(t, theta)
     for won, lost in pair_sums:
         yield solve_batch(pair_sums_to_matrix(won, lost, t.pairs, len(t.models)), theta,
-                           prior, inverse)
+                          prior, inverse)
 
 
 def solve_complete_units(t: Tournament, theta: np.ndarray, units: CompleteUnits,
@@ -123,12 +123,12 @@ def solve_complete_units(t: Tournament, theta: np.ndarray, units: CompleteUnits,
     margin = 0.25 * float(t.weights.min())
     for first in range(0, len(counts), chunk):
         yield solve_complete(units, counts[first:first + chunk], theta, prior, inverse,
-                              t.pairs, margin)
+                             t.pairs, margin)
 
 
 def solve_complete(units: CompleteUnits, counts: np.ndarray, theta: np.ndarray,
-                    prior: np.ndarray, inverse: np.ndarray, pairs: np.ndarray,
-                    margin: float) -> tuple[np.ndarray, int]:
+                   prior: np.ndarray, inverse: np.ndarray, pairs: np.ndarray,
+                   margin: float) -> tuple[np.ndarray, int]:
     """:func:`solve_batch` for the replicates ``counts`` (c, U) of complete units.
 
     Every replicate is solved by the chord on its sufficient statistics alone; those that
@@ -150,15 +150,25 @@ def solve_complete(units: CompleteUnits, counts: np.ndarray, theta: np.ndarray,
     general = ~converged
     if not general.any():
         return theta_out, n_reg
-    rows = counts[general]
-    win = pair_sums_to_matrix(rows @ units.won, rows @ units.lost, pairs, len(theta))
-    theta_out[general], n_general = solve_batch(win, theta, prior, inverse)
-    return theta_out, n_reg + n_general
+    rows = np.flatnonzero(general)
+    for block in np.array_split(rows, -(-rows.size // solve_chunk(len(theta), rows.size))):
+        drawn = counts[block]
+        win = pair_sums_to_matrix(drawn @ units.won, drawn @ units.lost, pairs, len(theta))
+        theta_out[block], n_general = solve_batch(win, theta, prior, inverse)
+        n_reg += n_general
+    return theta_out, n_reg
 
 
 def solve_chunk(m: int, n_bootstrap: int) -> int:
     """Replicates per batched solve, keeping B · M · M within ``_SOLVE_BUDGET``."""
     return max(1, min(n_bootstrap, _SOLVE_BUDGET // (m * m)))
+
+
+def complete_chunk(m: int, n_bootstrap: int) -> int:
+    """Replicates per chord solve on sufficient statistics: B · M within ``_SOLVE_BUDGET``
+    / 16 (no (B, M, M) tensor is held, so far more replicates share each pass over the
+    step matrix than :func:`solve_chunk` allows)."""
+    return max(1, min(n_bootstrap, _SOLVE_BUDGET // (16 * m)))
 
 
 @dataclass(frozen=True)
