@@ -15,6 +15,8 @@ from hypothesis import strategies as st
 
 import arenalite
 from arenalite.rankings import elo as E
+from arenalite.rankings.elo import fitting as elo_fit
+from arenalite.rankings.elo import resampling, scorecard
 from frames import long_frame
 
 matplotlib.use("Agg")
@@ -217,14 +219,14 @@ def test_separation_adds_documented_prior_with_warning():
 
 
 def test_point_fit_is_shared_per_benchmark_and_tie_threshold(four_models, monkeypatch):
-    solve = E._solve_batch
+    solve = elo_fit.solve_batch
     point_fits = []
 
     def counting(win, theta0, *args):
         point_fits.extend([win.shape] if theta0 is None else [])
         return solve(win, theta0, *args)
 
-    monkeypatch.setattr(E, "_solve_batch", counting)
+    monkeypatch.setattr(elo_fit, "solve_batch", counting)
     bench = load(four_models)
     first = bench.elo_ranking(n_bootstrap=20, random_state=0, resampling="battle")
     again = bench.elo_ranking(n_bootstrap=20, random_state=0, resampling="battle")
@@ -282,7 +284,7 @@ def test_bootstrap_pair_sums_invariants(monkeypatch):
     met = ~np.isnan(points)
     expected_total = (met.sum(axis=1) * weights).sum()
     # a tiny draw budget forces both paths: day blocks and one replicate per draw
-    monkeypatch.setattr(E, "_DRAW_BUDGET", 10)
+    monkeypatch.setattr(resampling, "_DRAW_BUDGET", 10)
     chunks = list(E.bootstrap_pair_sums(points, weights, 400, np.random.default_rng(1), 150))
     assert [len(w) for w, _ in chunks] == [150, 150, 100]
     won = np.concatenate([w for w, _ in chunks])
@@ -350,7 +352,7 @@ def test_auto_resampling_switches_on_size(four_models, monkeypatch, name):
     bench = load(four_models)
     res = bench.elo_ranking(n_bootstrap=10, random_state=0, resampling=name)
     assert (res.params["resampling"], res.params["draw"]) == ("battle", "multinomial")
-    monkeypatch.setattr(E, "EXACT_DRAW_LIMIT", 100)
+    monkeypatch.setattr(resampling, "EXACT_DRAW_LIMIT", 100)
     assert bench.elo_ranking(n_bootstrap=10, random_state=0,
                              resampling=name).params["draw"] == "poisson"
 
@@ -414,8 +416,6 @@ def test_dataset_scheme_draws_whole_datasets():
     assert np.allclose(got[2], day_won.sum(axis=0))  # every dataset once: the data
     split_won, _ = t.unit_pair_sums("split")
     assert split_won.shape == (12, 3) and np.allclose(split_won, day_won)
-    draws = E.resample_counts(7, 500, np.random.default_rng(1))
-    assert draws.shape == (500, 7) and (draws.sum(axis=1) == 7).all()
 
 
 @pytest.mark.parametrize("scheme", ["battle", "split", "dataset"])
@@ -582,7 +582,7 @@ def test_winrate_sorted_by_mean_and_records_formatted(grid, tie):
 
 def test_record_spec_example_format():
     share = np.array([135 / 190])
-    text = E._format_record(np.array([135]), np.array([55]), np.array([0]), share)
+    text = scorecard._format_record(np.array([135]), np.array([55]), np.array([0]), share)
     assert text == ["135–55 (71.1 %)"]
 
 

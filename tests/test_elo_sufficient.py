@@ -14,6 +14,9 @@ from hypothesis import strategies as st
 
 import arenalite
 from arenalite.rankings import elo as E
+from arenalite.rankings.elo import battles as elo_battles
+from arenalite.rankings.elo import fitting as elo_fit
+from arenalite.rankings.elo import solvers
 
 
 def scores_frame(rng: np.random.Generator, m: int, d: int, s: int, decimals: int) -> pd.DataFrame:
@@ -70,8 +73,8 @@ def test_larger_suite_takes_the_fast_path_and_matches(monkeypatch):
     t = E.tournament(bench, 0.0)
     assert t.complete
     calls = []
-    chord = E._chord_sums
-    monkeypatch.setattr(E, "_chord_sums", lambda wins, total, *a: calls.append(total.shape)
+    chord = elo_fit.chord_sums
+    monkeypatch.setattr(elo_fit, "chord_sums", lambda wins, total, *a: calls.append(total.shape)
                         or chord(wins, total, *a))
     fast, _ = ranking(bench, False, monkeypatch, n_bootstrap=300, random_state=0)
     assert calls and all(shape[1:] == (1, 1) for shape in calls)  # uniform battles only
@@ -115,9 +118,9 @@ def test_uniform_chord_equals_the_chord_on_win_matrices():
     base = win.mean(axis=0)
     theta0 = E.bradley_terry(base[None])[0]
     inverse = E.chord_inverse(base, theta0)
-    expected, ok = E._chord(win, theta0, 1e-12, 200, inverse)
+    expected, ok = solvers.chord(win, theta0, 1e-12, 200, inverse)
     points = win.sum(axis=2)
-    got, ok_too = E._chord_sums(points + n / 2, np.full((5, 1, 1), n), theta0, 1e-12, 200,
+    got, ok_too = solvers.chord_sums(points + n / 2, np.full((5, 1, 1), n), theta0, 1e-12, 200,
                                 inverse)
     assert ok.all() and ok_too.all()
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-10)
@@ -129,7 +132,7 @@ def test_blocked_model_points_equal_the_win_matrix_row_sums(monkeypatch):
     pairs = np.vstack(np.triu_indices(m, 1))
     won, lost = rng.random((2, 7, pairs.shape[1]))
     expected = E.pair_sums_to_matrix(won, lost, pairs, m).sum(axis=2)
-    monkeypatch.setattr(E, "_SOLVE_BUDGET", 2 * m * m)  # blocks of two units
+    monkeypatch.setattr(elo_battles, "_SOLVE_BUDGET", 2 * m * m)  # blocks of two units
     np.testing.assert_allclose(E.model_points(won, lost, pairs, m), expected, rtol=0,
                                atol=1e-15)
 

@@ -20,6 +20,7 @@ from scipy import stats
 
 from arenalite.rankings import elo
 from arenalite.rankings import iqm as iqm_module
+from arenalite.rankings.elo import battles, resampling, scorecard, solvers
 from arenalite.rankings.iqm import (
     draw_patterns,
     iqm_from_patterns,
@@ -156,16 +157,16 @@ def test_accelerated_chord_reaches_the_newton_solution():
     np.fill_diagonal(base, 0.0)
     win = base[None] * rng.uniform(0.7, 1.3, (16, m, m))
     theta0 = elo.bradley_terry(base[None])[0]
-    chord, converged = elo._chord(win, theta0, 1e-12, 200, elo.chord_inverse(base, theta0))
+    chord, converged = solvers.chord(win, theta0, 1e-12, 200, elo.chord_inverse(base, theta0))
     assert converged.all()
     np.testing.assert_allclose(chord, elo.bradley_terry(win, tol=1e-12), rtol=0, atol=1e-9)
 
 
 def test_blocked_winrate_matrix_equals_the_direct_one(monkeypatch):
     scores = np.random.default_rng(9).random((7, 5)).round(1)
-    direct = elo._points(scores[:, None, :] - scores[None, :, :], 0.05).mean(axis=2)
+    direct = battles.battle_outcome(scores[:, None, :] - scores[None, :, :], 0.05).mean(axis=2)
     np.fill_diagonal(direct, np.nan)
-    monkeypatch.setattr(elo, "_DRAW_BUDGET", 10)
+    monkeypatch.setattr(scorecard, "_DRAW_BUDGET", 10)
     np.testing.assert_array_equal(elo.winrate_matrix(scores, 0.05), direct)
 
 
@@ -173,8 +174,8 @@ def test_poisson_sums_skip_zero_means_without_changing_the_stream():
     means = np.array([[0.0, 3.0, 0.0, 12.0, 0.5], [2.0, 0.0, 0.0, 40.0, 0.0]])
     levels = np.array([1.0, 2.0])
     every = np.random.default_rng(1).poisson(means, size=(4,) + means.shape)
-    np.testing.assert_array_equal(elo._poisson_sums(np.random.default_rng(1), means, levels, 4),
-                                  np.tensordot(every, levels, axes=([1], [0])))
+    drawn = resampling._poisson_sums(np.random.default_rng(1), means, levels, 4)
+    np.testing.assert_array_equal(drawn, np.tensordot(every, levels, axes=([1], [0])))
 
 
 def test_win_matrix_of_complete_days_equals_the_day_sums():
@@ -195,7 +196,7 @@ def test_records_formatted_once_per_distinct_record():
     n = wins + losses + ties
     with np.errstate(invalid="ignore"):
         share = np.where(n > 0, (wins + 0.5 * ties) / np.maximum(n, 1), np.nan)
-    assert elo._format_record(wins, losses, ties, share) == [
+    assert scorecard._format_record(wins, losses, ties, share) == [
         "3–1 (75.0 %)", "0–0 (no battles)", "3–1 (75.0 %)", "1–2–1 (37.5 %)", "0–4 (0.0 %)"]
 
 

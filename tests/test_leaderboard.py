@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 
 from arenalite.plots.intervals import interval_plot
 from arenalite.plots.style import axis_labels, shorten
-from arenalite.rankings import elo as E
+from arenalite.rankings import leaderboard as leaderboard_module
 from arenalite.rankings.leaderboard import COLUMNS
 from frames import long_frame, quiet_load
 
@@ -207,7 +207,7 @@ def test_elo_and_improvability_bars_share_the_dataset_draws(monkeypatch):
     counts = np.array([[2, 0, 1], [0, 3, 0], [1, 1, 1]])
     # a second draw would differ (replicate 0 = the data itself), so unshared draws fail
     draws = iter([counts, counts[::-1]])
-    monkeypatch.setattr(E, "resample_counts", lambda n, b, rng: next(draws))
+    monkeypatch.setattr(leaderboard_module, "unit_counts", lambda n, b, rng: next(draws))
     res = bench.leaderboard(n_bootstrap=3, random_state=0)
     per = bench.improvability_ranking().per_dataset.pivot(index="model", columns="dataset",
                                                           values="improvability")

@@ -97,6 +97,12 @@ def check_alpha(alpha: Any) -> float:
     return check_number(alpha, "alpha", low=0.0, high=1.0, low_open=True, high_open=True)
 
 
+def check_confidence(confidence: Any) -> float:
+    """``confidence`` (the level of a bootstrap interval) must lie strictly between 0 and 1."""
+    return check_number(confidence, "confidence", low=0.0, high=1.0, low_open=True,
+                        high_open=True)
+
+
 def make_rng(random_state: Any) -> np.random.Generator:
     """A numpy Generator from None, an int seed or a Generator."""
     if isinstance(random_state, (bool, np.bool_)):

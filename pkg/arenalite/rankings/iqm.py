@@ -1,8 +1,9 @@
 """IQM ranking with bootstrap intervals (Agarwal et al. 2021, rliable).
 
 Per model, all per-seed normalized scores are pooled over datasets; the IQM is the
-mean of the middle 50 % (``trim_mean(pooled, 0.25)``). The 95 % percentile interval
-comes from one of two bootstraps, which answer two questions:
+mean of the middle 50 % (``trim_mean(pooled, 0.25)``). The percentile interval (at
+``confidence``, 95 % by default) comes from one of two bootstraps, which answer two
+questions:
 
 - ``"dataset"`` (default): whole datasets drawn with replacement, every drawn dataset
   with all its seeds (a dataset drawn c times counts c times), the same draws for
@@ -40,9 +41,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ..params import check_n_bootstrap, make_rng
+from ..params import check_confidence, check_n_bootstrap, make_rng
 from ..progress import Progress
 from ..results import Result
+from ..stats.bootstrap import interval_level, percentile_interval, unit_counts
 from .aggregate import ranking_table, trim_mean
 
 if TYPE_CHECKING:
@@ -375,20 +377,22 @@ class IQMResult(Result):
     def plot(self, ax: Any = None, figsize: tuple[float, float] | None = None,
              title: str | None = None,
              model_colors: Sequence[str] | dict[str, str] | None = None) -> Any:
-        """One point per model with its 95 % interval as whiskers, best model on top."""
+        """One point per model with its interval as whiskers, best model on top."""
         from ..plots.intervals import interval_plot
 
         scheme = self.params.get("resampling", "seed")
+        level = interval_level(self.params.get("confidence", 0.95))
         return interval_plot(self.table, "IQM", low="CI_low", high="CI_high", ax=ax,
                              figsize=figsize,
-                             title=title or f"IQM with 95 % {scheme}-bootstrap intervals",
+                             title=title or f"IQM with {level} {scheme}-bootstrap intervals",
                              xlabel="IQM of normalized scores (1 = best)",
                              model_colors=model_colors)
 
 
 def iqm_ranking(benchmark: Benchmark, n_bootstrap: int = 1000,
-                random_state: Any = None, resampling: str = "dataset") -> IQMResult:
-    """Rank models by IQM of pooled per-seed normalized scores, with 95 % bootstrap CIs.
+                random_state: Any = None, resampling: str = "dataset",
+                confidence: float = 0.95) -> IQMResult:
+    """Rank models by IQM of pooled per-seed normalized scores, with bootstrap intervals.
 
     The default dataset bootstrap works on single-seed data too; ``resampling="seed"``
     (the stratified bootstrap) needs a seed column (``load_df(..., seed=...)``) with
@@ -397,13 +401,15 @@ def iqm_ranking(benchmark: Benchmark, n_bootstrap: int = 1000,
     Parameters
     ----------
     n_bootstrap : int
-        Bootstrap replicates for the 95 % percentile interval; at least 1.
+        Bootstrap replicates for the percentile interval; at least 1.
     random_state : None, int or numpy Generator
         Seed of the bootstrap; None draws a fresh one.
     resampling : str
         "dataset" (default): whole datasets drawn with replacement, all their seeds
         together — datasets like these; "seed": seeds resampled within each model and
         dataset (stratified) — exactly these datasets. See the module doc.
+    confidence : float
+        Level of the percentile interval, strictly between 0 and 1 (default 0.95).
 
     Returns
     -------
@@ -411,12 +417,13 @@ def iqm_ranking(benchmark: Benchmark, n_bootstrap: int = 1000,
         ``.table``: model, IQM, CI_low, CI_high (best first); ``.plot()``.
     """
     n_bootstrap = check_n_bootstrap(n_bootstrap)
+    confidence = check_confidence(confidence)
     if not isinstance(resampling, str) or resampling not in RESAMPLING:
         raise ValueError(f"resampling must be one of {RESAMPLING!r}, got {resampling!r}")
     rng = make_rng(random_state)
     long = benchmark.long_
     if resampling == "dataset":
-        return _dataset_iqm(benchmark, n_bootstrap, rng, random_state)
+        return _dataset_iqm(benchmark, n_bootstrap, rng, random_state, confidence)
     if not benchmark.has_seeds:
         raise ValueError("iqm_ranking(resampling='seed') needs multiple seeds per dataset: "
                          "load with seed=<column>; for single-run data use the default "
@@ -449,14 +456,14 @@ def iqm_ranking(benchmark: Benchmark, n_bootstrap: int = 1000,
         with Progress(n_bootstrap, "IQM bootstrap", enabled=enabled) as progress:
             boot = stratified_bootstrap_iqm(values, cell[order], models, n_bootstrap, rng,
                                             progress)
-    low, high = np.percentile(boot, [2.5, 97.5], axis=0)
+    low, high = percentile_interval(boot, confidence)
     table = ranking_table(names, point, "IQM", {"CI_low": low, "CI_high": high})
     return IQMResult(table, n_bootstrap=n_bootstrap, random_state=random_state,
-                     resampling="seed")
+                     confidence=confidence, resampling="seed")
 
 
 def _dataset_iqm(benchmark: Benchmark, n_bootstrap: int, rng: np.random.Generator,
-                 random_state: Any) -> IQMResult:
+                 random_state: Any, confidence: float) -> IQMResult:
     """The dataset bootstrap of :func:`iqm_ranking` (module doc)."""
     long = benchmark.long_
     model, names = pd.factorize(long["model"], sort=True)
@@ -464,13 +471,12 @@ def _dataset_iqm(benchmark: Benchmark, n_bootstrap: int, rng: np.random.Generato
     values = long["norm"].to_numpy(dtype=float)
     grid, codes = sorted_runs(values, model, dataset, len(names), len(datasets))
     point = dataset_bootstrap_iqm(grid, codes, np.ones((1, len(datasets)), dtype=np.int64))[0]
-    counts = rng.multinomial(len(datasets), np.full(len(datasets), 1.0 / len(datasets)),
-                             size=n_bootstrap)
+    counts = unit_counts(len(datasets), n_bootstrap, rng)
     enabled = None if n_bootstrap * values.size > 20_000_000 else False
     with Progress(n_bootstrap, "IQM bootstrap", enabled=enabled) as progress:
         boot = dataset_bootstrap_iqm(grid, codes, counts, progress)
-    low, high = np.percentile(boot, [2.5, 97.5], axis=0)
+    low, high = percentile_interval(boot, confidence)
     table = ranking_table(np.asarray(names, dtype=object), point, "IQM",
                           {"CI_low": low, "CI_high": high})
     return IQMResult(table, n_bootstrap=n_bootstrap, random_state=random_state,
-                     resampling="dataset")
+                     confidence=confidence, resampling="dataset")

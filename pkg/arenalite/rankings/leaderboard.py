@@ -6,7 +6,8 @@ Columns, one row per model, sorted by ``elo`` (best first):
 - ``elo``: the full-data Bradley-Terry MLE of :mod:`.elo` (not a bootstrap median), ties
   ½, shifted so that ``calibration_model`` sits at ``calibration_elo`` (without one the
   ratings are centred on 1000). ``elo+`` / ``elo-``: distance from the point to the
-  97.5 % / 2.5 % quantiles of the bootstrap replicates, clipped at 0. The default
+  97.5 % / 2.5 % quantiles of the bootstrap replicates (at ``confidence=0.95``), clipped
+  at 0. The default
   bootstrap draws whole datasets ("how sure are we on datasets like these").
 - ``rank``: per dataset, on seed-averaged scores, the rank of each model (1 = best, ties
   averaged); then the mean over datasets. ``mrr``: the mean over datasets of 1 / rank.
@@ -41,9 +42,10 @@ import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
 
-from ..params import check_n_bootstrap, check_number, make_rng
+from ..params import check_confidence, check_n_bootstrap, check_number, make_rng
 from ..results import Result
-from . import elo as E
+from ..stats.bootstrap import interval_level, percentile_interval, unit_counts
+from .elo import ELO_BASE, check_models, check_resampling, fit
 from .normalized_error import error_matrix, normalized_errors
 
 if TYPE_CHECKING:
@@ -107,11 +109,13 @@ def pareto_front(elo: np.ndarray, seconds: np.ndarray) -> np.ndarray:
     return ~(faster_or_equal & better_or_equal & strictly).any(axis=1)
 
 
-def plus_minus(point: np.ndarray, replicates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Distances from ``point`` up to the 97.5 % and down to the 2.5 % quantile, clipped at 0."""
+def plus_minus(point: np.ndarray, replicates: np.ndarray,
+               confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Distances from ``point`` up to the (1 + c)/2 and down to the (1 − c)/2 quantile of
+    the replicates (97.5 % and 2.5 % at the default 95 %), clipped at 0."""
     if not len(replicates):
         return np.zeros_like(point), np.zeros_like(point)
-    low, high = np.percentile(replicates, [2.5, 97.5], axis=0)
+    low, high = percentile_interval(replicates, confidence)
     return np.maximum(high - point, 0.0), np.maximum(point - low, 0.0)
 
 
@@ -143,7 +147,7 @@ class LeaderboardResult(Result):
 
     def plot_pareto(self, ax: Any = None, figsize: tuple[float, float] | None = None,
                     title: str | None = None, time: str | None = None) -> Any:
-        """Elo (95 % whiskers) against inference time per 1K rows on a log axis; the
+        """Elo (interval whiskers) against inference time per 1K rows on a log axis; the
         Pareto-optimal models joined and labelled (TabArena's figure). ``time`` picks the
         column (default ``median_time_infer_s_per_1K``, else the best inference column
         there is); with runner variants each model's runners share a colour."""
@@ -164,16 +168,17 @@ class LeaderboardResult(Result):
 
     def plot(self, ax: Any = None, figsize: tuple[float, float] | None = None,
              title: str | None = None, model_colors: Any = None) -> Any:
-        """Elo as points with 95 % interval whiskers, best on top."""
+        """Elo as points with interval whiskers, best on top."""
         from ..plots.intervals import interval_plot
 
         ends = self.table.assign(low=self.table["elo"] - self.table["elo-"],
                                  high=self.table["elo"] + self.table["elo+"])
         reference = self.params["calibration_elo"] if self.params["calibration_model"] else None
+        level = interval_level(self.params.get("confidence", 0.95))
         return interval_plot(ends, "elo", low="low", high="high", ax=ax, figsize=figsize,
-                             reference_line=E.ELO_BASE if reference is None else reference,
+                             reference_line=ELO_BASE if reference is None else reference,
                              model_colors=model_colors, xlabel="Elo rating",
-                             title=title or f"Leaderboard: Elo with 95 % "
+                             title=title or f"Leaderboard: Elo with {level} "
                                             f"{self.params['resampling']} bootstrap interval")
 
 
@@ -198,6 +203,7 @@ def leaderboard(
     n_bootstrap: int = 200,
     random_state: Any = None,
     resampling: str = "dataset",
+    confidence: float = 0.95,
 ) -> LeaderboardResult:
     """TabArena's leaderboard in one call (columns and conventions in the module doc).
 
@@ -216,6 +222,9 @@ def leaderboard(
         Seed of the bootstrap.
     resampling : str
         The Elo bootstrap scheme: "dataset" (default), "split" or "battle".
+    confidence : float
+        Level of the intervals behind elo± and improvability±, strictly between 0 and 1
+        (default 0.95).
 
     Returns
     -------
@@ -228,32 +237,27 @@ def leaderboard(
     """
     n_bootstrap = check_n_bootstrap(n_bootstrap, minimum=0)
     calibration_elo = check_number(calibration_elo, "calibration_elo")
+    confidence = check_confidence(confidence)
     models, datasets = benchmark.models_, benchmark.datasets_
-    E.check_models(models, calibration_model)
-    scheme, draw = E.check_resampling(resampling)
+    check_models(models, calibration_model)
+    scheme, draw = check_resampling(resampling)
     rng = make_rng(random_state)
     scores = benchmark.scores_.loc[models, datasets].to_numpy(dtype=float)
     improvability = _improvability_matrix(benchmark)
 
-    t = E.tournament(benchmark, 0.0)
-    theta, regularized = E.point_abilities(benchmark, t, 0.0)
-    counts = E.resample_counts(len(datasets), n_bootstrap, rng)
-    if scheme == "battle":
-        draw = E.battle_draw(draw, int((~np.isnan(t.points)).sum()), n_bootstrap)
-    reps, n_reg = E.replicate_abilities(t, theta, scheme, draw, n_bootstrap, rng,
-                                        counts=counts if scheme == "dataset" else None)
-    elo, reps = E.to_elo(theta), E.to_elo(reps)
-    if calibration_model is not None:
-        shift = calibration_elo - elo[models.index(calibration_model)]
-        elo, reps = elo + shift, reps + shift
-    elo_plus, elo_minus = plus_minus(elo, reps)
+    counts = unit_counts(len(datasets), n_bootstrap, rng)
+    result = fit(benchmark, 0.0, scheme, draw, n_bootstrap, rng,
+                 counts=counts if scheme == "dataset" else None)
+    elo, reps = result.ratings(calibration_model, calibration_elo)
+    elo_plus, elo_minus = plus_minus(elo, reps, confidence)
 
     imp = improvability.mean(axis=1)
     imp_reps = counts @ improvability.T / len(datasets)
-    imp_plus, imp_minus = plus_minus(imp, imp_reps)
+    imp_plus, imp_minus = plus_minus(imp, imp_reps, confidence)
 
     columns = {"model": np.asarray(models, dtype=object), "elo": elo, "elo+": elo_plus,
-               "elo-": elo_minus, "winrate": winrates(t.win_matrix()), "improvability": imp,
+               "elo-": elo_minus, "winrate": winrates(result.tournament.win_matrix()),
+               "improvability": imp,
                "improvability+": imp_plus, "improvability-": imp_minus,
                **rank_columns(scores),
                "normalized-error": normalized_errors(error_matrix(benchmark)).mean(axis=1),
@@ -267,5 +271,7 @@ def leaderboard(
                              variants=benchmark.variants_,
                              calibration_model=calibration_model,
                              calibration_elo=calibration_elo, n_bootstrap=n_bootstrap,
-                             random_state=random_state, resampling=scheme, draw=draw,
-                             regularized=regularized, regularized_replicates=n_reg)
+                             random_state=random_state, confidence=confidence,
+                             resampling=scheme, draw=result.draw,
+                             regularized=result.regularized,
+                             regularized_replicates=result.regularized_replicates)

@@ -3,5 +3,7 @@
 Numeric cores (pure functions on arrays): :mod:`.friedman` (Friedman, Iman-Davenport,
 Nemenyi, critical difference, cliques), :mod:`.wilcoxon` (signed-rank test, Holm).
 Methods returning results: :mod:`.frequentist`, :mod:`.gate`, :mod:`.bayesian`,
-:mod:`.sensitivity`; :mod:`.checks` holds their shared argument checks.
+:mod:`.sensitivity`; :mod:`.checks` holds their shared argument checks;
+:mod:`.bootstrap` the unit bootstrap (counts, percentile intervals) of Elo, IQM and rank
+sensitivity.
 """

@@ -5,9 +5,10 @@ scored over datasets — by an aggregate of the normalized scores (``agg="trimme
 the default as in ``aggregate_ranking``; ``"mean"``; ``"median"``) or by average rank
 (``agg="avg_rank"``, 1 = best on a dataset, ties averaged) — and Kendall's τ-b measures
 the agreement of the two orderings (Spearman's ρ is reported beside it). The interval
-is a percentile bootstrap over datasets: datasets are resampled with replacement, all
-replicates at once. When both conditions have the same datasets the same resample is
-used for both (paired); otherwise each is resampled on its own.
+is a percentile bootstrap over datasets: datasets are resampled with replacement
+(:mod:`.bootstrap`'s unit counts, as for Elo and IQM), all replicates at once. When
+both conditions have the same datasets the same resample is used for both (paired);
+otherwise each is resampled on its own.
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ..params import check_choice, check_int, check_number, make_rng
+from ..params import check_choice, check_confidence, check_int, make_rng
 from ..rankings.aggregate import trim_mean
 from ..results import Result
+from .bootstrap import percentile_interval, unit_counts, unit_rows
 from .friedman import rank_matrix
 
 if TYPE_CHECKING:
@@ -73,8 +75,8 @@ def bootstrap_tau(a: np.ndarray, b: np.ndarray, agg: str, n_bootstrap: int,
     chunk = max(1, _CHUNK_ELEMENTS // max(a.size, b.size))
     for first in range(0, n_bootstrap, chunk):
         size = min(chunk, n_bootstrap - first)
-        rows_a = rng.integers(0, a.shape[0], size=(size, a.shape[0]))
-        rows_b = rows_a if paired else rng.integers(0, b.shape[0], size=(size, b.shape[0]))
+        rows_a = unit_rows(unit_counts(a.shape[0], size, rng))
+        rows_b = rows_a if paired else unit_rows(unit_counts(b.shape[0], size, rng))
         out[first:first + size] = kendall_tau_b(summarize(a[rows_a], agg),
                                                 summarize(b[rows_b], agg))
     return out
@@ -161,7 +163,7 @@ def rank_sensitivity(group: BenchmarkGroup, condition_a: Any = None, condition_b
     """
     check_choice(agg, "agg", AGGS)
     n_bootstrap = check_int(n_bootstrap, "n_bootstrap")
-    check_number(confidence, "confidence", low=0.0, high=1.0, low_open=True, high_open=True)
+    confidence = check_confidence(confidence)
     pairs = _condition_pairs(group, condition_a, condition_b)
     models = _common_models(group, pairs)
     if len(models) < 2:
@@ -188,8 +190,7 @@ def rank_sensitivity(group: BenchmarkGroup, condition_a: Any = None, condition_b
         if defined.size == 0:
             raise ValueError(f"every bootstrap replicate of conditions {first!r} and {second!r} "
                              "ties all models; τ-b has no interval")
-        tail = (1.0 - confidence) / 2.0
-        low, high = np.quantile(defined, [tail, 1.0 - tail])
+        low, high = percentile_interval(defined, confidence)
         rows.append({"condition_a": first, "condition_b": second, "tau": tau,
                      "CI_low": float(low), "CI_high": float(high),
                      "rho": spearman_rho(summaries[first], summaries[second]),

@@ -1,0 +1,94 @@
+"""Elo on nearly separated suites (issue 21): the point fit converges in a handful of Newton
+iterations, to the MLE (zero gradient); replicates that need the tie prior stay on the
+sufficient statistics and agree with the general path; the blocked chord and the
+vectorized log-likelihood equal their unblocked / logaddexp forms."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import arenalite
+from arenalite.rankings import elo as E
+from arenalite.rankings.elo import solvers
+
+
+def separated(m: int, d: int, spread: float, seed: int = 0) -> arenalite.Benchmark:
+    """No seeds; skill differences far above the per-dataset noise."""
+    rng = np.random.default_rng(seed)
+    score = (0.5 + rng.normal(0, spread, m)[:, None] + rng.normal(0, 0.05, d)[None]
+             + rng.normal(0, 0.005, (m, d)))
+    mi, di = (a.ravel() for a in np.meshgrid(np.arange(m), np.arange(d), indexing="ij"))
+    df = pd.DataFrame({"model": [f"m{i}" for i in mi], "dataset": [f"d{j}" for j in di],
+                       "metric": "accuracy", "score": score.ravel().round(5)})
+    return arenalite.load_df(df, norm_ref_low=0.0, norm_ref_high=1.0)
+
+
+def regularized_win(bench: arenalite.Benchmark) -> np.ndarray:
+    t = E.tournament(bench, 0.0)
+    win = t.win_matrix()
+    return win if E.strongly_connected(win)[()] else win + t.prior
+
+
+@pytest.mark.parametrize(("m", "spread", "iterations"), [(120, 0.02, 8), (120, 0.1, 10),
+                                                         (300, 0.1, 9)])
+def test_point_fit_converges_in_a_handful_of_iterations_to_the_mle(m, spread, iterations):
+    win = regularized_win(separated(m, 30, spread))
+    theta, converged = solvers.newton(win[None], None, 1e-9, iterations)
+    assert converged.all()
+    p = 1.0 / (1.0 + np.exp(theta[0][None, :] - theta[0][:, None]))  # σ(θ_i − θ_j)
+    gradient = win.sum(axis=1) - ((win + win.T) * p).sum(axis=1)
+    assert np.abs(gradient).max() < 1e-12 * win.sum()
+    # the plain Newton start (zero) reaches the same MLE
+    again, _ = solvers.newton(win[None], np.zeros((1, m)), 1e-9, 200)
+    np.testing.assert_allclose(E.to_elo(again), E.to_elo(theta), rtol=0, atol=1e-8)
+
+
+def test_log_likelihood_equals_the_logaddexp_form():
+    rng = np.random.default_rng(1)
+    win = rng.random((3, 40, 40))
+    for w in win:
+        np.fill_diagonal(w, 0.0)
+    total = win + np.swapaxes(win, 1, 2)
+    for scale in (1.0, 30.0, 2000.0):  # 2000: spreads where exp underflows (logaddexp path)
+        theta = rng.normal(0, scale, (3, 40))
+        d = theta[:, :, None] - theta[:, None, :]
+        direct = -(win * np.logaddexp(0.0, -d)).sum(axis=(1, 2))
+        got = solvers.log_likelihood(theta, win.sum(axis=2), total)
+        np.testing.assert_allclose(got, direct, rtol=1e-12, atol=1e-9 * scale)
+
+
+def test_blocked_share_sums_are_the_unblocked_ones(monkeypatch):
+    rng = np.random.default_rng(2)
+    b, m = 5, 60
+    win = rng.random((b, m, m)) * 0.01
+    theta0 = rng.normal(0, 1, m)
+    inverse = solvers.chord_inverse(win[0], theta0)
+    wins, total = win.sum(axis=2), win + np.swapaxes(win, 1, 2)
+    uniform = (wins + 0.005, np.full((b, 1, 1), 0.01))
+    runs = []
+    for entries in (10**9, 7 * b * m):  # one block; blocks of 7 rows
+        monkeypatch.setattr(solvers, "_CACHE_ENTRIES", entries)
+        runs.append([solvers.chord_sums(w, n, theta0, 1e-9, 60, inverse)[0]
+                     for w, n in ((wins, total), uniform)])
+    for one, blocked in zip(*runs, strict=True):
+        np.testing.assert_array_equal(one, blocked)
+
+
+@pytest.mark.parametrize("scheme", ["dataset", "split"])
+def test_prior_replicates_on_sufficient_statistics_match_the_general_path(monkeypatch, scheme):
+    bench = separated(25, 12, 0.1, seed=3)
+    kwargs = {"n_bootstrap": 60, "random_state": 4, "resampling": scheme}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fast = bench.select_models(bench.models_).elo_ranking(**kwargs)
+        with monkeypatch.context() as patch:
+            patch.setattr(E.Tournament, "complete", property(lambda self: False))
+            general = bench.select_models(bench.models_).elo_ranking(**kwargs)
+    assert fast.params["regularized"] and fast.params["regularized_replicates"] > 30
+    assert fast.params["regularized_replicates"] == general.params["regularized_replicates"]
+    np.testing.assert_allclose(fast.bootstrap.to_numpy(), general.bootstrap.to_numpy(),
+                               rtol=0, atol=1e-6)
