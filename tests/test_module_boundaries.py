@@ -116,6 +116,10 @@ def test_module_is_in_no_import_circle(module: str) -> None:
     assert [sorted(c) for c in circles(GRAPH) if module in c] == []
 
 
+def test_no_import_circle_anywhere() -> None:
+    assert [sorted(c) for c in circles(GRAPH)] == []
+
+
 def test_the_metric_cores_import_neither_metrics_nor_the_audit() -> None:
     assert GRAPH["arenalite.metric_core"] == set()
     assert "arenalite.metrics" not in GRAPH["arenalite.subgroup"]

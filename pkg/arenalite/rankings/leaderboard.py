@@ -45,6 +45,7 @@ from scipy.stats import rankdata
 from ..params import check_confidence, check_n_bootstrap, check_number, make_rng
 from ..results import Result
 from ..stats.bootstrap import interval_level, percentile_interval, unit_counts
+from ..tables import write_table
 from .elo import ELO_BASE, check_models, check_resampling, fit
 from .normalized_error import error_matrix, normalized_errors
 
@@ -137,8 +138,6 @@ class LeaderboardResult(Result):
         names in its order (``method`` first), for every column this leaderboard has."""
         if style not in STYLES:
             raise ValueError(f"style must be one of {STYLES!r}, got {style!r}")
-        from ..report import write_table
-
         table = self.table
         if style == "tabarena":
             table = table[[c for c in TABARENA_ORDER if c in table.columns]]
