@@ -35,8 +35,8 @@ Before the prior was changed to the one above, its MLP tasks carried almost no s
 the model trained on it learned the class prior and little else. Check a prior's signal
 with ``--prior-signal`` before spending hours on it.
 
-    python scripts/train_tfm.py --out build/tfm --steps 2400 --max-minutes 88
-    python scripts/train_tfm.py --out build/tfm --export \
+    python scripts/train_tfm.py --out build/tfm2 --steps 4000 --max-minutes 85
+    python scripts/train_tfm.py --out build/tfm2 --export \
         pkg/arenalite/models/weights/tabular_fm.safetensors
 
 Checkpoints (``OUT/checkpoint.pt``) are written every ``--checkpoint-every`` steps; a run
