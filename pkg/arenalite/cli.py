@@ -379,7 +379,8 @@ def method_options(specs: Sequence[MethodSpec]) -> dict[str, dict[str, Any]]:
         settings["help"] = f"{text} ({default}{used})".replace("%", "%%")
         settings["required"] = required
         settings.setdefault("default", None)
-        settings.setdefault("metavar", None if kind is bool else name.upper())
+        if kind is not bool:  # BooleanOptionalAction takes no metavar on Python 3.14+
+            settings.setdefault("metavar", name.upper())
         out[name] = settings
     return out
 
