@@ -130,10 +130,14 @@ GENERATORS = (_mlp_scm, _trees, _clusters)
 GENERATOR_WEIGHTS = (0.45, 0.35, 0.20)
 
 
-def sample_task(rng: np.random.Generator, n: int, f: int, n_classes: int | None):
-    """One task: features ``n × f`` (float64) and a target (class ids or floats)."""
+def sample_task(rng: np.random.Generator, n: int, f: int, n_classes: int | None,
+                generator=None):
+    """One task: features ``n × f`` (float64) and a target (class ids or floats); the
+    generator drawn by GENERATOR_WEIGHTS unless one of GENERATORS is given."""
     while True:
-        x, y = GENERATORS[int(rng.choice(3, p=GENERATOR_WEIGHTS))](rng, n, f)
+        gen = GENERATORS[int(rng.choice(3, p=GENERATOR_WEIGHTS))] if generator is None \
+            else generator
+        x, y = gen(rng, n, f)
         for c in np.flatnonzero(rng.random(f) < 0.15):
             levels = int(rng.integers(2, 7))
             edges = np.quantile(x[:, c], np.sort(rng.uniform(0, 1, levels - 1)))
@@ -382,9 +386,7 @@ def prior_signal(n_tasks: int = 40, seed: int = 0) -> dict[str, tuple[float, flo
         for _ in range(n_tasks):
             f = int(np.clip(np.round(np.exp(rng.uniform(0, math.log(64)))), 1, 64))
             n, k = int(rng.integers(100, 300)), int(rng.integers(2, 6))
-            x, y = gen(rng, n, f)
-            y = (y - y.mean()) / (y.std() + 1e-9)
-            labels = np.searchsorted(np.quantile(y, np.sort(rng.uniform(0.05, 0.95, k - 1))), y)
+            x, labels = sample_task(rng, n, f, k, generator=gen)
             n_ctx = int(n * 0.7)
             xc, xq = standardize(x[:n_ctx], x[n_ctx:])
             yc, yq = labels[:n_ctx], labels[n_ctx:]
