@@ -6,10 +6,10 @@ exported by ``scripts/export_tfm_onnx.py``) and ORT-Web's files (the npm dev dep
 ``onnxruntime-web`` in webgpu_bridge/node_modules) on 127.0.0.1, cross-origin isolated so
 ORT's wasm may use threads, and opens one headless Chromium with ``--enable-unsafe-webgpu``
 (every non-local request aborted). For each shape (context + query rows × features, binary
-task) it times, after two warm-up calls, ``runs`` calls of:
+task) it times, after two warm-up calls (``--warmups``), ``runs`` calls of:
 
-(``--large-runs``, default 5, at 1024 + 256 rows, where one call takes seconds on a
-software adapter)
+(``--large-runs``, default 5, after ``--large-warmups``, default 2, at 1024 + 256 rows,
+where one call takes minutes on a software adapter)
 
 * **ours**: ``Bridge.predict({name: "tabular_fm"})`` (standardization, upload, context pass
   with its KV cache, query batch, read-back);
@@ -67,26 +67,29 @@ function inputs(d) {
     y_ctx: new ort.Tensor("int64", BigInt64Array.from(d.yTrain, (v) => BigInt(v)), [1, n]),
     x_q: new ort.Tensor("float32", z(d.xTest, m), [1, m, F]) };
 }
-async function timeIt(call, runs) {
-  await call(); await call();
+async function timeIt(label, call, runs, warmups) {
+  for (let w = 0; w < warmups; w++) await call();
   const times = []; let out;
   for (let r = 0; r < runs; r++) {
     const t0 = performance.now();
     out = await call();
     times.push(performance.now() - t0);
+    console.log(`${label}: run ${r + 1}/${runs} ${times[r].toFixed(1)} ms`);
   }
   return { median: median(times), out };
 }
-window.runShape = async ({n, m, F, xTrain, yTrain, xTest, runs}) => {
+window.runShape = async ({n, m, F, xTrain, yTrain, xTest, runs, warmups}) => {
   const d = {xTrain: Float32Array.from(xTrain), yTrain: Float32Array.from(yTrain),
     xTest: Float32Array.from(xTest), nFeatures: F, task: "binary", nClasses: 2, n, m, F};
   const model = {name: "tabular_fm", weights: null, batchRows: m};
-  const ours = await timeIt(async () => (await window.bridge.predict(model, d)).output, runs);
+  const ours = await timeIt("ours", async () => (await window.bridge.predict(model, d)).output,
+    runs, warmups);
   const result = {ours: ours.median};
   for (const ep of ["webgpu", "wasm"]) {
     const session = await ort.InferenceSession.create("/peer/tabular_fm_binary.onnx",
       {executionProviders: [ep]});
-    const t = await timeIt(async () => (await session.run(inputs(d))).proba.getData(), runs);
+    const t = await timeIt(`ORT ${ep}`, async () => (await session.run(inputs(d))).proba.getData(),
+      runs, warmups);
     let diff = 0;
     for (let i = 0; i < ours.out.length; i++) {
       diff = Math.max(diff, Math.abs(ours.out[i] - t.out[i]));
@@ -134,6 +137,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--large-runs", type=int, default=5,
                     help="timed runs at 1024 + 256 rows (default 5: on a software adapter "
                          "one call takes seconds)")
+    ap.add_argument("--warmups", type=int, default=2, help="untimed calls before the runs")
+    ap.add_argument("--large-warmups", type=int, default=2,
+                    help="untimed calls before the runs at 1024 + 256 rows")
     ap.add_argument("--shapes", choices=["all", "small"], default="all")
     ap.add_argument("--skip", type=int, default=0, help="leave out the first SKIP shapes")
     args = ap.parse_args(argv)
@@ -153,7 +159,8 @@ def main(argv: list[str] | None = None) -> int:
         with serving(http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)) as url, \
                 playwright_session() as pw, chromium(pw, url) as browser:
             page = browser.context.new_page()
-            page.set_default_timeout(1_800_000)
+            page.set_default_timeout(0)
+            page.on("console", lambda msg: print(f"  {msg.text}", flush=True))
             page.goto(url + "/peer/index.html")
             page.wait_for_function("window.peerReady === true")
             adapter = page.evaluate("() => window.bridge.adapterInfo.label")
@@ -162,19 +169,24 @@ def main(argv: list[str] | None = None) -> int:
                 x_train = rng.normal(size=(n, f)).astype(np.float32)
                 y = (x_train[:, 0] + 0.5 * rng.normal(size=n) > 0).astype(int)
                 x_test = rng.normal(size=(m, f)).astype(np.float32)
+                large = n >= 1024
+                runs = args.large_runs if large else args.runs
+                warmups = args.large_warmups if large else args.warmups
                 res = page.evaluate("(a) => window.runShape(a)", {
                     "n": n, "m": m, "F": f, "xTrain": x_train.ravel().tolist(),
                     "yTrain": y.tolist(), "xTest": x_test.ravel().tolist(),
-                    "runs": args.large_runs if n >= 1024 else args.runs})
-                rows.append({"shape": f"{n} + {m} rows × {f}",
-                             "runs": args.large_runs if n >= 1024 else args.runs, **res})
+                    "runs": runs, "warmups": warmups})
+                rows.append({"shape": f"{n} + {m} rows × {f}", "runs": runs,
+                             "warmups": warmups, **res})
                 print(json.dumps(rows[-1]), flush=True)
-    lines = [f"Adapter: {adapter}; median wall ms of the timed runs after 2 warm-up calls.", "",
-             "| shape | runs | ours (WebGPU) | ORT-Web webgpu | ORT-Web wasm | ours / ORT webgpu "
-             "| max diff webgpu | max diff wasm |", "|---|---|---|---|---|---|---|---|"]
+    lines = [f"Adapter: {adapter}; median wall ms of the timed runs after the warm-up calls.",
+             "",
+             "| shape | warm-ups + runs | ours (WebGPU) | ORT-Web webgpu | ORT-Web wasm "
+             "| ours / ORT webgpu | max diff webgpu | max diff wasm |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {r['shape']} | {r['runs']} | {r['ours']:.1f} | {r['webgpu']:.1f} "
-                     f"| {r['wasm']:.1f} "
+        lines.append(f"| {r['shape']} | {r['warmups']} + {r['runs']} | {r['ours']:.1f} "
+                     f"| {r['webgpu']:.1f} | {r['wasm']:.1f} "
                      f"| {r['ours'] / r['webgpu']:.2f} | {r['webgpu_diff']:.1e} "
                      f"| {r['wasm_diff']:.1e} |")
     out = ROOT / "bench" / "out"
