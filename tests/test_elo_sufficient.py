@@ -142,7 +142,22 @@ def test_unit_battles_are_the_days_weights():
     t = E.tournament(bench, 0.0)
     for scheme in ("split", "dataset"):
         units = t.complete_units(scheme)
-        total = units.won + units.lost
+        won, lost = units.pair_sums()
+        total = won + lost
         np.testing.assert_allclose(total, np.broadcast_to(units.battles[:, None], total.shape),
                                    rtol=1e-14)
     assert np.allclose(t.complete_units("dataset").battles, 1 / 6)  # each dataset weighs 1
+
+
+@pytest.mark.parametrize("tie_threshold", [0.0, 0.05])
+@pytest.mark.parametrize("scheme", ["split", "dataset"])
+def test_unit_points_equal_the_row_sums_of_the_units_win_matrices(scheme, tie_threshold):
+    bench = load(scores_frame(np.random.default_rng(7), 7, 4, 3, 3))
+    t = E.tournament(bench, tie_threshold)
+    units = t.complete_units(scheme)
+    won, lost = units.pair_sums()
+    assert units.pair_sums() is units.pair_sums()  # built once
+    expected = E.model_points(won, lost, t.pairs, len(t.models))
+    np.testing.assert_allclose(units.points, expected, rtol=1e-14, atol=0)
+    np.testing.assert_allclose(E.day_model_points(t.points).sum(axis=1),
+                               len(t.models) * (len(t.models) - 1) / 2, rtol=0, atol=0)

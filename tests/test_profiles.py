@@ -138,6 +138,14 @@ def test_aup_is_log_tau_max_minus_mean_log_ratio():
     taus, rho = P.profile_steps(ratios)
     expected = np.log10(taus[-1]) - np.log10(ratios).mean(axis=1)
     assert np.allclose(P.area_under_profile(taus, rho), expected)
+    np.testing.assert_allclose(P.aup_from_ratios(ratios), P.area_under_profile(taus, rho),
+                               rtol=1e-12, atol=1e-15)
+
+
+def test_aup_from_ratios_ties_models_with_the_same_ratios_in_any_order():
+    ratios = np.array([[1.0, 1.3, 2.7, 1.1], [2.7, 1.1, 1.0, 1.3], [1.2, 1.0, 1.0, 1.5]])
+    aup = P.aup_from_ratios(ratios)
+    assert aup[0] == aup[1]
 
 
 def test_stability_bad_input(four_models):
@@ -212,6 +220,8 @@ def test_exact_step_function_and_aup_against_brute_force(grid, higher):
     for k, tau in enumerate(taus):
         assert np.allclose(rho[:, k], (ratios <= tau * (1 + 1e-12)).mean(axis=1))
     aup = P.area_under_profile(taus, rho)
+    np.testing.assert_allclose(P.aup_from_ratios(P.performance_ratios(raw, better)), aup,
+                               rtol=1e-12, atol=1e-12)
     by_hand = [sum((np.log10(taus[k + 1]) - np.log10(taus[k])) * rho[i, k]
                    for k in range(len(taus) - 1)) for i in range(len(raw))]
     assert np.allclose(aup, by_hand)

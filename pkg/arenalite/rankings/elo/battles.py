@@ -12,7 +12,9 @@ the sufficient statistics of the Bradley-Terry likelihood.
 
 from __future__ import annotations
 
+import functools
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -173,17 +175,37 @@ class CompleteUnits:
     """Resampling units (match days or datasets) of a tournament where every pair met on
     every match day.
 
-    ``won``, ``lost`` (U, P): the units' pair sums; ``points`` (U, M): each model's
-    weighted points per unit; ``battles`` (U,): each unit's weighted battles per pair, the
-    same for every pair. A replicate drawing the units ``counts`` times then has model
-    points ``counts @ points`` and ``counts @ battles`` battles per pair: the sufficient
-    statistics of the Bradley-Terry likelihood (see :func:`complete_unit_abilities`).
+    ``points`` (U, M): each model's weighted points per unit; ``battles`` (U,): each unit's
+    weighted battles per pair, the same for every pair. A replicate drawing the units
+    ``counts`` times then has model points ``counts @ points`` and ``counts @ battles``
+    battles per pair: the sufficient statistics of the Bradley-Terry likelihood (see
+    :func:`.fitting.solve_complete`). ``pair_sums()`` gives the units' (won, lost) pair
+    sums (U, P), built on the first call only: just the rare replicate whose MLE needs its
+    win matrix asks for them.
     """
 
-    won: np.ndarray
-    lost: np.ndarray
     points: np.ndarray
     battles: np.ndarray
+    pair_sums: Callable[[], tuple[np.ndarray, np.ndarray]]
+
+
+def day_model_points(points: np.ndarray) -> np.ndarray:
+    """Each model's points per match day, (K, M), from complete (K, P) battle points.
+
+    The pairs (i, j > i) are one block of columns: model i scores the block's row sums,
+    each j > i the block's 1 − p. One pass over the points, no (K, M, M) win matrices.
+    """
+    k, p = points.shape
+    m = int(round((1 + np.sqrt(1 + 8 * p)) / 2))
+    out = np.zeros((k, m))
+    start = 0
+    for i in range(m - 1):
+        stop = start + m - 1 - i
+        block = points[:, start:stop]
+        out[:, i] += block.sum(axis=1)
+        out[:, i + 1:] += 1.0 - block
+        start = stop
+    return out
 
 
 def model_points(won: np.ndarray, lost: np.ndarray, pairs: np.ndarray, m: int) -> np.ndarray:
@@ -258,12 +280,17 @@ class Tournament:
 
     def complete_units(self, scheme: str) -> CompleteUnits:
         """The units of "split" or "dataset" with their sufficient statistics (needs
-        :attr:`complete`: then a unit's battles per pair are the sum of its days' weights)."""
-        won, lost = self.unit_pair_sums(scheme)
-        battles = (self.weights if scheme == "split" else
-                   np.bincount(self.codes, weights=self.weights, minlength=len(self.datasets)))
-        return CompleteUnits(won, lost, model_points(won, lost, self.pairs, len(self.models)),
-                             battles)
+        :attr:`complete`: then a unit's battles per pair are the sum of its days' weights),
+        from each day's model points (no pair sums unless a replicate asks for them)."""
+        weighted = day_model_points(self.points) * self.weights[:, None]
+        if scheme == "split":
+            points, battles = weighted, self.weights
+        else:
+            n = len(self.datasets)
+            points = group_sums(weighted, self.codes, n)
+            battles = np.bincount(self.codes, weights=self.weights, minlength=n)
+        return CompleteUnits(points, battles, functools.cache(
+            functools.partial(self.unit_pair_sums, scheme)))
 
 
 def tournament(benchmark: Benchmark, tie_threshold: float) -> Tournament:

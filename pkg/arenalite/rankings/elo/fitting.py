@@ -76,7 +76,7 @@ def replicate_abilities(t: Tournament, theta: np.ndarray, scheme: str, draw: str
     if scheme != "battle" and t.complete:
         units = t.complete_units(scheme)
         if counts is None:
-            counts = unit_counts(len(units.won), n_bootstrap, rng)
+            counts = unit_counts(len(units.battles), n_bootstrap, rng)
         solved = solve_complete_units(t, theta, units, counts, complete_chunk(m, n_bootstrap))
     else:
         solved = solve_pair_sums(t, theta, replicate_pair_sums(t, scheme, draw, n_bootstrap,
@@ -151,9 +151,10 @@ def solve_complete(units: CompleteUnits, counts: np.ndarray, theta: np.ndarray,
     if not general.any():
         return theta_out, n_reg
     rows = np.flatnonzero(general)
+    won, lost = units.pair_sums()
     for block in np.array_split(rows, -(-rows.size // solve_chunk(len(theta), rows.size))):
         drawn = counts[block]
-        win = pair_sums_to_matrix(drawn @ units.won, drawn @ units.lost, pairs, len(theta))
+        win = pair_sums_to_matrix(drawn @ won, drawn @ lost, pairs, len(theta))
         theta_out[block], n_general = solve_batch(win, theta, prior, inverse)
         n_reg += n_general
     return theta_out, n_reg
