@@ -92,3 +92,21 @@ def test_prior_replicates_on_sufficient_statistics_match_the_general_path(monkey
     assert fast.params["regularized_replicates"] == general.params["regularized_replicates"]
     np.testing.assert_allclose(fast.bootstrap.to_numpy(), general.bootstrap.to_numpy(),
                                rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("resampling", ["dataset", "poisson"])
+def test_bootstrap_replicates_sit_within_1e_8_elo_of_their_mle(monkeypatch, resampling):
+    """The chord's stopping step (CHORD_TOL) leaves each replicate within 1e-8 Elo of the
+    MLE its draws define (a solve to steps of 1e-14, same draws)."""
+    bench = separated(60, 20, 0.05)
+    kwargs = {"n_bootstrap": 30, "random_state": 3, "resampling": resampling}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        shipped = bench.elo_ranking(**kwargs).table
+        monkeypatch.setattr(solvers, "CHORD_TOL", 1e-14)
+        monkeypatch.setattr(solvers, "CHORD_MAX_ITER", 400)
+        monkeypatch.setattr(E.fitting, "CHORD_TOL", 1e-14)
+        monkeypatch.setattr(E.fitting, "CHORD_MAX_ITER", 400)
+        exact = bench.elo_ranking(**kwargs).table
+    for column in ("ELO", "CI_low", "CI_high"):
+        np.testing.assert_allclose(shipped[column], exact[column], rtol=0, atol=1e-8)

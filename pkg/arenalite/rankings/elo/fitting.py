@@ -28,7 +28,15 @@ from ...stats.bootstrap import unit_counts
 from .battles import CompleteUnits, Tournament, pair_sums_to_matrix, tournament
 from .resampling import battle_draw, replicate_pair_sums
 from .scale import ELO_BASE, to_elo
-from .solvers import chord_inverse, chord_sums, complete_connected, solve_batch, strongly_connected
+from .solvers import (
+    CHORD_MAX_ITER,
+    CHORD_TOL,
+    chord_inverse,
+    chord_sums,
+    complete_connected,
+    solve_batch,
+    strongly_connected,
+)
 
 if TYPE_CHECKING:
     from ...benchmark import Benchmark
@@ -145,7 +153,7 @@ def solve_complete(units: CompleteUnits, counts: np.ndarray, theta: np.ndarray,
         points[needs] += 0.5 * weight * (len(theta) - 1)
         battles[needs] += weight
     theta_out, converged = chord_sums(points + 0.5 * battles[:, None], battles[:, None, None],
-                                      theta, 1e-9, 60, inverse)
+                                      theta, CHORD_TOL, CHORD_MAX_ITER, inverse)
     n_reg = int(needs[converged].sum())
     general = ~converged
     if not general.any():
