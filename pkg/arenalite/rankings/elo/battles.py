@@ -219,22 +219,17 @@ def model_points(won: np.ndarray, lost: np.ndarray, pairs: np.ndarray, m: int) -
     return out
 
 
-def _warn_few_shared_seeds(scores: np.ndarray, codes: np.ndarray, pairs: np.ndarray,
-                           datasets: list[str]) -> None:
-    """Warn naming datasets where some model pair shares under half of the seed labels."""
+def few_shared_seeds(scores: np.ndarray, codes: np.ndarray, pairs: np.ndarray,
+                     datasets: list[str]) -> list[str]:
+    """The datasets where some model pair shares under half of the seed labels."""
     present = ~np.isnan(scores)
     if present.all():
-        return
+        return []
     shared = np.zeros((codes.max() + 1, pairs.shape[1]))
     np.add.at(shared, codes, present[:, pairs[0]] & present[:, pairs[1]])
     n_labels = np.bincount(codes)
     few = (shared < n_labels[:, None] / 2).any(axis=1)
-    if few.any():
-        names = [datasets[i] for i in np.flatnonzero(few)]
-        warnings.warn(f"models share few or no seed labels in dataset(s) {names!r}: battles are "
-                      "only played on a common seed label, so pairs sharing under half of a "
-                      "dataset's seed labels weigh less and pairs sharing none contribute nothing",
-                      UserWarning, stacklevel=6)
+    return [datasets[i] for i in np.flatnonzero(few)]
 
 
 @dataclass(frozen=True)
@@ -294,13 +289,32 @@ class Tournament:
 
 
 def tournament(benchmark: Benchmark, tie_threshold: float) -> Tournament:
-    """Battles of every match day where at least one pair met (see module doc)."""
+    """Battles of every match day where at least one pair met (see module doc); warns
+    naming the datasets where some pair shares under half of the seed labels.
+
+    Built once per Benchmark and threshold (``Benchmark.memo``): elo_ranking, the
+    leaderboard and compare_rankings play the same tournament (at 1000 models its K × P
+    points take a third of a second to score). The warning comes with every call.
+    """
+    played, few = benchmark.memo(("elo tournament", tie_threshold),
+                                 lambda: play_tournament(benchmark, tie_threshold))
+    if few:
+        warnings.warn(f"models share few or no seed labels in dataset(s) {few!r}: battles are "
+                      "only played on a common seed label, so pairs sharing under half of a "
+                      "dataset's seed labels weigh less and pairs sharing none contribute nothing",
+                      UserWarning, stacklevel=5)
+    return played
+
+
+def play_tournament(benchmark: Benchmark, tie_threshold: float) -> tuple[Tournament, list[str]]:
+    """:func:`tournament` without the memo: the tournament and the datasets where pairs
+    share few seed labels."""
     scores, codes, seeds = match_days(benchmark)
     points, pairs = battle_points(scores, tie_threshold)
-    if benchmark.has_seeds:
-        _warn_few_shared_seeds(scores, codes, pairs, benchmark.datasets_)
+    few = (few_shared_seeds(scores, codes, pairs, benchmark.datasets_) if benchmark.has_seeds
+           else [])
     played = ~np.isnan(points).all(axis=1)
     if played.all():
         played = slice(None)  # a view: no copy of the K × P points
     return Tournament(points[played], 1.0 / (pairs.shape[1] * seeds[played]), codes[played],
-                      pairs, benchmark.models_, benchmark.datasets_)
+                      pairs, benchmark.models_, benchmark.datasets_), few

@@ -163,9 +163,10 @@ def elo_ranking(
     low, high = percentile_interval(reps, confidence) if n_bootstrap else (elo, elo)
     table = rating_table(t.models, elo, low, high)
     order = [t.models.index(name) for name in table["model"]]
-    return EloResult(table, winrate_matrix=winrate_table(benchmark, threshold),
-                     record=record_table(battle_counts(t.points, t.pairs, len(t.models)),
-                                         t.models, order),
+    winrate, record = benchmark.memo(("elo scorecards", threshold, tuple(order)), lambda: (
+        winrate_table(benchmark, threshold),
+        record_table(battle_counts(t.points, t.pairs, len(t.models)), t.models, order)))
+    return EloResult(table, winrate_matrix=winrate.copy(), record=record.copy(),
                      bootstrap=pd.DataFrame(reps, columns=pd.Index(t.models, name="model")),
                      n_bootstrap=n_bootstrap, random_state=random_state,
                      tie_threshold=tie_threshold, calibration_model=calibration_model,
