@@ -283,6 +283,11 @@ def test_plot_pareto_draws_elo_against_inference_time(tmp_path):
     [line] = [ln for ln in ax.lines if ln.get_label().startswith("Pareto front")]
     assert list(line.get_xdata()) == sorted(line.get_xdata()) and len(line.get_xdata()) == 3
     fig.savefig(tmp_path / "pareto.png")
+    assert "95 % interval" in ax.get_ylabel()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        narrow = bench.leaderboard(n_bootstrap=50, random_state=0, confidence=0.8)
+    assert "80 % interval" in narrow.plot_pareto().axes[0].get_ylabel()
     plain = load(pd.read_csv(FIXTURE).drop(columns=["time_infer_s", "time_train_s"]))[0]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

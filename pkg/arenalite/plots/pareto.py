@@ -27,8 +27,8 @@ MAX_LABELS = 20
 def pareto_plot(table: pd.DataFrame, time: str, front: np.ndarray, *,
                 variants: pd.DataFrame | None = None, ax: Any = None,
                 figsize: tuple[float, float] | None = None, title: str | None = None,
-                anchor: str | None = None) -> Any:
-    """Elo with its 95 % whiskers (``elo-``/``elo+``) against ``time`` on a log axis.
+                anchor: str | None = None, level: str = "95 %") -> Any:
+    """Elo with its ``level`` whiskers (``elo-``/``elo+``) against ``time`` on a log axis.
 
     ``front`` marks the Pareto-optimal rows, joined by a line in time order and labelled.
     With ``variants`` (per model its ``base`` model and ``runner``) a base model's runners
@@ -72,7 +72,7 @@ def pareto_plot(table: pd.DataFrame, time: str, front: np.ndarray, *,
     ax.margins(x=0.15, y=0.08)
     ax.set_xlabel(TIME_LABELS.get(time, time) + " (log scale)")
     scale = f", anchored on {anchor}" if anchor else ""
-    ax.set_ylabel(f"Elo (95 % interval{scale})")
+    ax.set_ylabel(f"Elo ({level} interval{scale})")
     ax.grid(True, which="major", linewidth=0.4, color="#DDDDDD")
     if variants is not None:
         for runner, marker in _runner_markers(variants).items():

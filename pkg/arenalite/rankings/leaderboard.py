@@ -163,7 +163,8 @@ class LeaderboardResult(Result):
                              self.table[column].to_numpy(dtype=float))
         return pareto_plot(self.table, column, front, variants=self.variants, ax=ax,
                            figsize=figsize, title=title,
-                           anchor=self.params.get("calibration_model"))
+                           anchor=self.params.get("calibration_model"),
+                           level=interval_level(self.params.get("confidence", 0.95)))
 
     def plot(self, ax: Any = None, figsize: tuple[float, float] | None = None,
              title: str | None = None, model_colors: Any = None) -> Any:
