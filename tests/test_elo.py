@@ -629,3 +629,18 @@ def test_joint_ranking_with_tie_threshold_raises_no_numpy_warning():
                 table = bench.elo_ranking(n_bootstrap=100, random_state=0,
                                           tie_threshold=threshold).table
                 assert np.isfinite(table[["ELO", "CI_low", "CI_high"]].to_numpy()).all()
+
+
+def test_scorecards_are_built_on_first_look_and_each_result_owns_its_copy():
+    rows = [{"model": f"M{i}", "dataset": f"D{d}", "metric": "accuracy",
+             "score": 0.5 + 0.03 * i + 0.01 * ((i * d) % 3)} for i in range(4) for d in range(5)]
+    bench = load(pd.DataFrame(rows))
+    first = bench.elo_ranking(n_bootstrap=0)
+    assert not [key for key in bench._memo if key[0] == "elo scorecards"]
+    record = first.record
+    assert [key for key in bench._memo if key[0] == "elo scorecards"]
+    assert first.record is record  # built once per result
+    second = bench.elo_ranking(n_bootstrap=0)
+    record.loc[:, "wins"] = -1
+    first.winrate_matrix.iloc[0, 1] = -1.0
+    assert (second.record["wins"] >= 0).all() and (second.winrate_matrix.fillna(0) >= 0).all().all()
