@@ -159,5 +159,5 @@ def test_unit_points_equal_the_row_sums_of_the_units_win_matrices(scheme, tie_th
     assert units.pair_sums() is units.pair_sums()  # built once
     expected = E.model_points(won, lost, t.pairs, len(t.models))
     np.testing.assert_allclose(units.points, expected, rtol=1e-14, atol=0)
-    np.testing.assert_allclose(E.day_model_points(t.points).sum(axis=1),
+    np.testing.assert_allclose(E.day_model_points(t.points, len(t.models)).sum(axis=1),
                                len(t.models) * (len(t.models) - 1) / 2, rtol=0, atol=0)

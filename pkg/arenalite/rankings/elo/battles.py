@@ -189,15 +189,14 @@ class CompleteUnits:
     pair_sums: Callable[[], tuple[np.ndarray, np.ndarray]]
 
 
-def day_model_points(points: np.ndarray) -> np.ndarray:
-    """Each model's points per match day, (K, M), from complete (K, P) battle points.
+def day_model_points(points: np.ndarray, m: int) -> np.ndarray:
+    """Each of the ``m`` models' points per match day, (K, M), from complete (K, P) battle
+    points (pairs in :func:`battle_points`' order).
 
     The pairs (i, j > i) are one block of columns: model i scores the block's row sums,
     each j > i the block's 1 − p. One pass over the points, no (K, M, M) win matrices.
     """
-    k, p = points.shape
-    m = int(round((1 + np.sqrt(1 + 8 * p)) / 2))
-    out = np.zeros((k, m))
+    out = np.zeros((len(points), m))
     start = 0
     for i in range(m - 1):
         stop = start + m - 1 - i
@@ -277,7 +276,7 @@ class Tournament:
         """The units of "split" or "dataset" with their sufficient statistics (needs
         :attr:`complete`: then a unit's battles per pair are the sum of its days' weights),
         from each day's model points (no pair sums unless a replicate asks for them)."""
-        weighted = day_model_points(self.points) * self.weights[:, None]
+        weighted = day_model_points(self.points, len(self.models)) * self.weights[:, None]
         if scheme == "split":
             points, battles = weighted, self.weights
         else:
