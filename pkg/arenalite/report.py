@@ -214,23 +214,26 @@ def evidence(table: pd.DataFrame) -> str | None:
     return "p" if {"p_adjusted", "p_value"} & set(table.columns) else None
 
 
-def report_table(name: str, result: Result) -> tuple[pd.DataFrame, str, str]:
-    """The table a section shows, a sentence introducing it, and its CSV file's name."""
+def report_table(name: str, result: Result
+                 ) -> tuple[pd.DataFrame, str, str, pd.DataFrame]:
+    """The table a section shows, a sentence introducing it, its CSV file's name, and the
+    table ``name.csv`` holds (the shown one, except for profiles: their step points)."""
     if name == "profiles":
         from .rankings.profiles import step_points
 
         aup = result.aup.rename("AUP").reset_index()
-        steps = len(step_points(result.taus, result.rho))
-        return aup, (f"{aup_sentence(result)} Each profile's {steps:,} step points (τ, "
-                     f'fraction) are <a href="{name}.csv">{name}.csv</a>.'), f"{name}_aup.csv"
+        steps = step_points(result.taus, result.rho)
+        return aup, (f"{aup_sentence(result)} Each profile's {len(steps):,} step points (τ, "
+                     f'fraction) are <a href="{name}.csv">{name}.csv</a>.'), \
+            f"{name}_aup.csv", steps
     if "calibration_model" in result.params:
-        return result.table, elo_anchor(result.params), f"{name}.csv"
+        return result.table, elo_anchor(result.params), f"{name}.csv", result.table
     kind = evidence(result.table)
     if kind is not None:
-        return (by_evidence(result.table),
-                f"Every pair, strongest evidence of a difference first (by {kind}).",
-                f"{name}.csv")
-    return result.table, "", f"{name}.csv"
+        ordered = by_evidence(result.table)
+        return (ordered, f"Every pair, strongest evidence of a difference first (by {kind}).",
+                f"{name}.csv", ordered)
+    return result.table, "", f"{name}.csv", result.table
 
 
 def elo_anchor(params: dict[str, Any]) -> str:
@@ -393,8 +396,6 @@ def write_report(benchmark: Benchmark, out: Path, run: Callable[[str], Result], 
     results file (its name only is shown: the page may be shared); ``webgpu_link``, a
     WebGPU timing page next to the report, gets a last line linking it.
     """
-    from .rankings.profiles import step_points
-
     results: dict[str, Result] = {}
     tables: dict[str, pd.DataFrame] = {}
     skipped: dict[str, str] = {}
@@ -411,10 +412,8 @@ def write_report(benchmark: Benchmark, out: Path, run: Callable[[str], Result], 
             sections.append(f"{anchor}<p><em>Not applicable: {html.escape(str(error))}</em></p>")
             continue
         results[name] = result
-        table, intro, csv_name = report_table(name, result)
+        table, intro, csv_name, csv_table = report_table(name, result)
         tables[name] = table
-        csv_table = (step_points(result.taus, result.rho) if name == "profiles"
-                     else table if csv_name == f"{name}.csv" else None)
         paths, image = write_outputs(result, name, out, formats, embed=True, table=csv_table,
                                      plot=_figure_for(result, order), style=style)
         if csv_name != f"{name}.csv":

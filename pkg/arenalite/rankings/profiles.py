@@ -122,6 +122,22 @@ class ProfileResult(Result):
         return stability(self._benchmark, methods, aup=self.aup)
 
 
+def ratios_and_aup(benchmark: Benchmark) -> tuple[np.ndarray, np.ndarray, pd.Series]:
+    """The M × D ratios (models in ``benchmark.models_`` order), the AUP order (best first,
+    ties by name) and the AUP Series in that order: all that ranking by AUP needs, without
+    the M × T profile."""
+    models, datasets = benchmark.models_, benchmark.datasets_
+    raw = benchmark.raw_.loc[models, datasets].to_numpy(dtype=float)
+    check_positive(raw, models, datasets)
+    higher = (benchmark.directions_.loc[datasets] == "max").to_numpy()
+    ratios = performance_ratios(raw, higher)
+    aup = aup_from_ratios(ratios)
+    names = np.asarray(models, dtype=object)
+    order = np.lexsort((names, -aup))
+    return ratios, order, pd.Series(aup[order], index=pd.Index(names[order], name="model"),
+                                    name="aup")
+
+
 def performance_profiles(benchmark: Benchmark) -> ProfileResult:
     """Dolan-Moré performance profiles of every model on the raw score matrix.
 
@@ -135,24 +151,17 @@ def performance_profiles(benchmark: Benchmark) -> ProfileResult:
         ``.aup``: area under each profile on a log10 τ axis (best first);
         ``.plot()`` on a log-scaled τ axis; ``.stability()``.
     """
-    models, datasets = benchmark.models_, benchmark.datasets_
-    raw = benchmark.raw_.loc[models, datasets].to_numpy(dtype=float)
-    check_positive(raw, models, datasets)
-    higher = (benchmark.directions_.loc[datasets] == "max").to_numpy()
-    ratios = performance_ratios(raw, higher)
-    aup = aup_from_ratios(ratios)
-    names = np.asarray(models, dtype=object)
-    order = np.lexsort((names, -aup))
-    aup_series = pd.Series(aup[order], index=pd.Index(names[order], name="model"), name="aup")
+    ratios, order, aup_series = ratios_and_aup(benchmark)
+    names = np.asarray(benchmark.models_, dtype=object)
     taus, rho = profile_steps(ratios[order])  # the M × T profile, built once in AUP order
     rho_frame = pd.DataFrame(rho.T, index=pd.Index(taus, name="tau"),
                              columns=pd.Index(names[order], name="model"), copy=False)
     # M × T rows: the model column is categorical (codes, not M × T string references)
     # and the fractions share ρ's buffer.
     table = pd.DataFrame({
-        "tau": np.tile(taus, len(models)),
+        "tau": np.tile(taus, len(names)),
         "model": pd.Categorical.from_codes(
-            np.repeat(np.arange(len(models), dtype=np.min_scalar_type(-len(models))),
+            np.repeat(np.arange(len(names), dtype=np.min_scalar_type(-len(names))),
                       taus.size), categories=names[order]),
         "fraction_within_tau": rho.reshape(-1),
     }, copy=False)
@@ -177,7 +186,7 @@ def stability(benchmark: Benchmark, methods: Any = None,
     unknown = [m for m in chosen if m not in known]
     if unknown:
         raise ValueError(f"methods {unknown!r} unknown; choose from {known!r}")
-    by_aup = [str(m) for m in (performance_profiles(benchmark).aup if aup is None else aup).index]
+    by_aup = _order(benchmark, "aup") if aup is None else [str(m) for m in aup.index]
     top = by_aup[0]
     reduced = benchmark.drop_models(top)
     rows = []
@@ -198,5 +207,5 @@ def stability(benchmark: Benchmark, methods: Any = None,
 def _order(benchmark: Benchmark, method: str) -> list[str]:
     """Models best first under ``method`` (each ranking's table is already sorted)."""
     if method == "aup":
-        return [str(m) for m in performance_profiles(benchmark).aup.index]
+        return [str(m) for m in ratios_and_aup(benchmark)[2].index]
     return [str(m) for m in get(method).point(benchmark).table["model"]]
