@@ -153,7 +153,9 @@ def ranking_steps(bench: Any, elo_bootstrap: int, iqm_bootstrap: int | None
 
     Two totals: every ranking as a user's plain calls cost it (Elo at its default
     resampling, the dataset bootstrap since issue 11), and every ranking with Elo's
-    battle bootstrap (the scheme of d0d35ae, so before and after compare).
+    battle bootstrap (the scheme of d0d35ae, so before and after compare). The profiles'
+    long-form table (M × T rows, laid out when first read) is timed on its own row and
+    counts in neither total.
     """
     both = (TOTAL_DEFAULT, TOTAL_BATTLE)
     has_schemes = dataset_bootstrap_supported(bench)
@@ -175,6 +177,8 @@ def ranking_steps(bench: Any, elo_bootstrap: int, iqm_bootstrap: int | None
                                                resampling="dataset")))
     steps += [("improvability", both, lambda b: b.improvability_ranking()),
               ("performance_profiles", both, lambda b: b.performance_profiles()),
+              # the profiles' M × T long form, laid out on first access: shown, not totalled
+              ("profiles .table (long form)", (), lambda b: b.performance_profiles().table),
               (COMPARE, both, lambda b: b.compare_rankings()),
               ("friedman + nemenyi", both, lambda b: b.frequentist_comparison())]
     return steps

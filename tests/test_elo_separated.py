@@ -113,9 +113,9 @@ def test_bootstrap_replicates_sit_within_1e_8_elo_of_their_mle(monkeypatch, resa
 
 
 def test_bootstrap_on_the_demo_results_meets_no_division_by_zero():
-    """Anderson mixing deeper than 2 once drove separated replicates of the 6-model demo to
-    exp(θ) = 0 (a divide-by-zero warning in every site build); the redo hid it in the
-    numbers, not on the console."""
+    """Anderson mixing deeper than 2 drives separated replicates of the 6-model demo far out;
+    before the runaway guard they reached exp(θ) = 0 (a divide-by-zero warning in every
+    site build), which the redo hid in the numbers, not on the console."""
     from pathlib import Path
 
     demo = Path(__file__).resolve().parents[1] / "content" / "demo_results.csv"
@@ -126,3 +126,92 @@ def test_bootstrap_on_the_demo_results_meets_no_division_by_zero():
         warnings.simplefilter("ignore")
         bench.elo_ranking(n_bootstrap=1000, random_state=0)
         bench.leaderboard(n_bootstrap=200, random_state=0)
+
+
+def test_threaded_share_sums_are_the_serial_ones(monkeypatch):
+    """The chord's share sums split between threads (blocks of 3 rows, so each thread runs
+    several) give the serial pass's bits, on both the general and the uniform totals."""
+    rng = np.random.default_rng(5)
+    b, m = 4, 50
+    win = rng.random((b, m, m)) * 0.01
+    theta0 = rng.normal(0, 1, m)
+    inverse = solvers.chord_inverse(win[0], theta0)
+    wins, total = win.sum(axis=2), win + np.swapaxes(win, 1, 2)
+    uniform = (wins + 0.005, np.full((b, 1, 1), 0.01))
+    monkeypatch.setattr(solvers, "_CACHE_ENTRIES", 3 * b * m)
+    monkeypatch.setattr(solvers, "_THREADED_ENTRIES", 0)
+    runs = []
+    for threads in (1, 2, 3):
+        monkeypatch.setattr(solvers, "share_threads", lambda threads=threads: threads)
+        runs.append([solvers.chord_sums(w, n, theta0, 1e-9, 60, inverse)[0]
+                     for w, n in ((wins, total), uniform)])
+    for serial, two, three in zip(*runs, strict=True):
+        np.testing.assert_array_equal(serial, two)
+        np.testing.assert_array_equal(serial, three)
+
+
+def test_share_threads_follow_the_platform(monkeypatch):
+    monkeypatch.setattr(solvers.sys, "platform", "emscripten")
+    assert solvers.share_threads() == 1
+    monkeypatch.setattr(solvers.sys, "platform", "wasi")
+    assert solvers.share_threads() == 1
+    monkeypatch.setattr(solvers.sys, "platform", "linux")
+    assert 1 <= solvers.share_threads() <= 8
+
+
+@pytest.mark.needs_processes
+def test_a_forked_child_gets_its_own_share_threads():
+    """The pool is per process: a child forked after the parent used it still solves."""
+    import multiprocessing
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("this platform cannot fork")
+    solvers._share_pool(2, __import__("os").getpid())  # the parent's pool exists
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        child = pool.apply_async(_threaded_chord_in_child).get(timeout=60)
+    np.testing.assert_array_equal(child, _threaded_chord_in_child())
+
+
+def _threaded_chord_in_child() -> np.ndarray:
+    rng = np.random.default_rng(6)
+    b, m = 3, 40
+    win = rng.random((b, m, m))
+    theta0 = np.zeros(m)
+    inverse = solvers.chord_inverse(win[0], theta0)
+    old = solvers._THREADED_ENTRIES, solvers.share_threads
+    solvers._THREADED_ENTRIES, solvers.share_threads = 0, lambda: 2
+    try:
+        return solvers.chord_sums(win.sum(axis=2), win + np.swapaxes(win, 1, 2), theta0,
+                                  1e-9, 60, inverse)[0]
+    finally:
+        solvers._THREADED_ENTRIES, solvers.share_threads = old
+
+
+def test_a_runaway_chord_replicate_goes_to_newton_without_dividing_by_zero():
+    """An iterate whose abilities spread past _RUNAWAY_SPREAD leaves the chord unconverged
+    (for the Newton redo) before exp(θ − max θ) underflows to 0."""
+    win = np.array([[[0.0, 1.0, 1.0], [1.0, 0.0, 1.0], [1.0, 1.0, 0.0]]])
+    theta0 = np.array([0.0, 0.0, 0.0])
+    inverse = np.eye(3) * 1e4  # a wildly wrong step matrix: the first step runs away
+    with np.errstate(divide="raise", invalid="raise"):
+        theta, converged = solvers.chord(win, theta0 + [1.0, 0.0, -1.0], 1e-11, 50, inverse)
+    assert not converged[0]
+    assert np.isfinite(theta).all()
+
+
+def test_the_demo_bootstrap_sits_within_1e_8_elo_of_its_mle(monkeypatch):
+    """The deeper Anderson mixing keeps the demo's separated replicates, which need the tie
+    prior, within 1e-8 Elo of a solve to steps of 1e-14."""
+    from pathlib import Path
+
+    demo = Path(__file__).resolve().parents[1] / "content" / "demo_results.csv"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        bench = arenalite.load_csv(demo)
+        kwargs = {"n_bootstrap": 300, "random_state": 1}
+        shipped = bench.select_models(bench.models_).elo_ranking(**kwargs).bootstrap
+        for module in (solvers, E.fitting):
+            monkeypatch.setattr(module, "CHORD_TOL", 1e-14)
+            monkeypatch.setattr(module, "CHORD_MAX_ITER", 400)
+        exact = bench.select_models(bench.models_).elo_ranking(**kwargs).bootstrap
+    np.testing.assert_allclose(shipped.to_numpy(), exact.to_numpy(), rtol=0, atol=1e-8)

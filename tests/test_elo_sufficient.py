@@ -161,3 +161,38 @@ def test_unit_points_equal_the_row_sums_of_the_units_win_matrices(scheme, tie_th
     np.testing.assert_allclose(units.points, expected, rtol=1e-14, atol=0)
     np.testing.assert_allclose(E.day_model_points(t.points, len(t.models)).sum(axis=1),
                                len(t.models) * (len(t.models) - 1) / 2, rtol=0, atol=0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 6), st.integers(2, 25), st.integers(1, 5), st.integers(0, 10_000))
+def test_ranked_day_points_are_the_battles_row_sums(k, m, levels, seed):
+    """A model's points on a complete match day without a tie threshold: its average rank
+    minus one, exactly the sum of its battle points (ties ½)."""
+    rng = np.random.default_rng(seed)
+    scores = rng.integers(0, levels, (k, m)) / 3.0  # few levels: many ties
+    points, _ = E.battle_points(scores, 0.0)
+    np.testing.assert_array_equal(elo_battles.ranked_day_points(scores),
+                                  E.day_model_points(points, m))
+
+
+@pytest.mark.parametrize("tie_threshold", [0.0, 0.3])
+def test_block_win_sums_equal_the_win_matrix_of_the_battle_points(tie_threshold):
+    rng = np.random.default_rng(8)
+    scores = rng.integers(0, 4, (5, 12)) / 3.0
+    weights = rng.random(5)
+    points, pairs = E.battle_points(scores, tie_threshold)
+    won, lost = elo_battles.complete_win_sums(scores, weights, tie_threshold)
+    np.testing.assert_array_equal(E.pair_sums_to_matrix(won, lost, pairs, 12),
+                                  E.win_matrix(points, weights, pairs, 12))
+
+
+def test_a_complete_tournament_fits_and_bootstraps_without_its_battle_points():
+    """The K × P points (200 MB at 1000 models × 50 datasets) are scored only on demand:
+    the point fit and the dataset bootstrap of a complete tournament use the scores."""
+    bench = load(scores_frame(np.random.default_rng(9), 6, 5, 1, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        bench.elo_ranking(n_bootstrap=20, random_state=0)
+    t = E.tournament(bench, 0.0)
+    assert "points" not in vars(t)
+    assert t.points.shape == (5, 15)  # scored when asked for

@@ -227,3 +227,20 @@ def test_exact_step_function_and_aup_against_brute_force(grid, higher):
     assert np.allclose(aup, by_hand)
     between = (taus[:-1] + taus[1:]) / 2  # no other jumps: constant between breakpoints
     assert np.allclose(P.evaluate_profile(taus, rho, between), rho[:, :-1])
+
+
+def test_profiles_lay_out_rho_and_the_long_table_on_first_access(four_models):
+    """The ranking by AUP needs neither the M × T profile nor its long form; both are laid
+    out when first read, once, and are what the eager layout gives."""
+    res = load(four_models).performance_profiles()
+    assert "rho" not in vars(res) and callable(res._table)
+    taus, rho = P.profile_steps(P.ratios_and_aup(res._benchmark)[0][
+        P.ratios_and_aup(res._benchmark)[1]])
+    np.testing.assert_array_equal(res.taus, taus)
+    np.testing.assert_array_equal(res.rho.to_numpy().T, rho)
+    table = res.table
+    assert res.table is table
+    expected = pd.DataFrame({"tau": np.tile(taus, 4), "model": np.repeat(res.aup.index, len(taus)),
+                             "fraction_within_tau": rho.reshape(-1)})
+    pd.testing.assert_frame_equal(table.astype({"model": object}), expected,
+                                  check_dtype=False)

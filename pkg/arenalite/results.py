@@ -1,11 +1,14 @@
 """Result objects: thin holders of a ``.table`` DataFrame that can draw themselves.
 
 Every ranking and test returns a :class:`Result` (or a subclass adding extras).
-Computation happens before a Result is built; a Result only stores and draws.
+Computation happens before a Result is built; a Result only stores and draws. A table
+that is only a re-layout of what the Result already holds (the performance profiles'
+M × T long form) may be given as a function that lays it out on first access.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
@@ -18,9 +21,16 @@ class Result:
 
     method: str = "result"
 
-    def __init__(self, table: pd.DataFrame, **params: Any) -> None:
-        self.table = table.reset_index(drop=True)
+    def __init__(self, table: pd.DataFrame | Callable[[], pd.DataFrame], **params: Any) -> None:
+        self._table = table if callable(table) else table.reset_index(drop=True)
         self.params = params
+
+    @property
+    def table(self) -> pd.DataFrame:
+        """The method's output table (laid out on first access when given as a function)."""
+        if callable(self._table):
+            self._table = self._table().reset_index(drop=True)
+        return self._table
 
     def __getattr__(self, name: str) -> Any:
         """Parameters read as attributes (``result.reference``, ``result.alpha``), as in evaluma."""

@@ -64,6 +64,52 @@ def battle_points(scores: np.ndarray, tie_threshold: float) -> tuple[np.ndarray,
     return points, pairs
 
 
+def ranked_day_points(scores: np.ndarray) -> np.ndarray:
+    """Each model's points per match day, (K, M), with no tie threshold and no missing
+    score: the models it beats plus ½ per other model with an equal score, i.e. its
+    average rank among the day's scores minus one (exact halves). O(K · M log M), no
+    (K, P) battles."""
+    order = np.argsort(scores, axis=1, kind="stable")
+    ranked = np.take_along_axis(scores, order, axis=1)
+    k, m = scores.shape
+    new_value = np.ones((k, m), dtype=bool)
+    new_value[:, 1:] = ranked[:, 1:] != ranked[:, :-1]
+    # per sorted position: first and last position of its run of equal scores
+    position = np.broadcast_to(np.arange(m), (k, m))
+    first = np.maximum.accumulate(np.where(new_value, position, 0), axis=1)
+    ends = np.ones((k, m), dtype=bool)
+    ends[:, :-1] = new_value[:, 1:]
+    last = np.minimum.accumulate(np.where(ends, position, m - 1)[:, ::-1], axis=1)[:, ::-1]
+    out = np.empty((k, m))
+    np.put_along_axis(out, order, 0.5 * (first + last), axis=1)
+    return out
+
+
+def complete_win_sums(scores: np.ndarray, weights: np.ndarray,
+                      tie_threshold: float) -> tuple[np.ndarray, np.ndarray]:
+    """Weighted (won, lost) points of the first and of the second model of every pair (P,)
+    over match days where every model has a score: the pairs (i, j > i) are scored a block
+    at a time and summed at once (no K × P points in memory)."""
+    k, m = scores.shape
+    won, lost = np.empty((2, m * (m - 1) // 2))
+    start = 0
+    for i in range(m - 1):
+        stop = start + m - 1 - i
+        points = np.subtract(scores[:, i:i + 1], scores[:, i + 1:])
+        battle_outcome(points, tie_threshold, out=points)
+        won[start:stop], lost[start:stop] = block_win_sums(points, weights)
+        start = stop
+    return won, lost
+
+
+def block_win_sums(points: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Weighted (won, lost) sums over the days of a block of complete battle points; the
+    block is made contiguous first, so the same points give the same bits whichever array
+    they came from."""
+    points = np.ascontiguousarray(points)
+    return weights @ points, weights @ (1.0 - points)
+
+
 def battle_outcome(diff: np.ndarray, tie_threshold: float,
                    out: np.ndarray | None = None) -> np.ndarray:
     """1 for a positive score difference, 0 for a negative one, ½ within ``tie_threshold``
@@ -104,15 +150,18 @@ def day_pair_sums(points: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, 
 def win_matrix(points: np.ndarray, weights: np.ndarray, pairs: np.ndarray, m: int) -> np.ndarray:
     """Weighted win matrix W (M × M): W_ij = weighted points of i against j.
 
-    When every pair met on every match day the sums are two weighted products over the
-    days (no K × P temporaries: the losing side's points 1 − p are formed by column blocks).
+    When every pair met on every match day the sums are weighted products over the days, a
+    block of pairs (i, j > i) at a time as in :func:`complete_win_sums` (no K × P
+    temporaries: the losing side's points 1 − p are formed a block at a time).
     """
     if not np.isnan(points).any():
-        lost = np.empty(points.shape[1])
-        step = max(1, _SOLVE_BUDGET // max(len(points), 1))
-        for first in range(0, points.shape[1], step):
-            lost[first:first + step] = weights @ (1.0 - points[:, first:first + step])
-        return pair_sums_to_matrix(weights @ points, lost, pairs, m)
+        won, lost = np.empty((2, points.shape[1]))
+        start = 0
+        for i in range(m - 1):  # the blocks of complete_win_sums: the same sums, bit for bit
+            stop = start + m - 1 - i
+            won[start:stop], lost[start:stop] = block_win_sums(points[:, start:stop], weights)
+            start = stop
+        return pair_sums_to_matrix(won, lost, pairs, m)
     won, lost = day_pair_sums(points, weights)
     return pair_sums_to_matrix(won.sum(axis=0), lost.sum(axis=0), pairs, m)
 
@@ -235,17 +284,25 @@ def few_shared_seeds(scores: np.ndarray, codes: np.ndarray, pairs: np.ndarray,
 class Tournament:
     """The battles of a benchmark, ready to be fitted and resampled.
 
-    ``points`` (K, P): points of the first model of each pair per match day (NaN = did
-    not meet); ``weights`` (K): battle weight 1 / (P · S_d) of each match day; ``codes``
-    (K): each match day's dataset, indexing ``datasets``; ``pairs`` (2, P) model indices.
+    ``scores`` (K, M): normalized scores per match day (NaN = no score; only days where
+    some pair met); ``tie_threshold`` the battles' tie rule; ``weights`` (K): battle weight
+    1 / (P · S_d) of each match day; ``codes`` (K): each match day's dataset, indexing
+    ``datasets``; ``pairs`` (2, P) model indices. ``points`` (K, P), the points of the
+    first model of each pair per match day (NaN = did not meet), are scored on first use:
+    a complete tournament's fit and dataset bootstrap never need them.
     """
 
-    points: np.ndarray
+    scores: np.ndarray
+    tie_threshold: float
     weights: np.ndarray
     codes: np.ndarray
     pairs: np.ndarray
     models: list[str]
     datasets: list[str]
+
+    @cached_property
+    def points(self) -> np.ndarray:
+        return battle_points(self.scores, self.tie_threshold)[0]
 
     @property
     def prior(self) -> np.ndarray:
@@ -259,7 +316,11 @@ class Tournament:
     @cached_property
     def _win(self) -> np.ndarray:
         """The full-data win matrix, built once (point fit and the bootstrap's Hessian)."""
-        return win_matrix(self.points, self.weights, self.pairs, len(self.models))
+        m = len(self.models)
+        if self.complete:
+            won, lost = complete_win_sums(self.scores, self.weights, self.tie_threshold)
+            return pair_sums_to_matrix(won, lost, self.pairs, m)
+        return win_matrix(self.points, self.weights, self.pairs, m)
 
     def unit_pair_sums(self, scheme: str) -> tuple[np.ndarray, np.ndarray]:
         """Per-unit (won, lost) pair sums, (U, P) each: match days ("split") or datasets."""
@@ -270,13 +331,22 @@ class Tournament:
     @cached_property
     def complete(self) -> bool:
         """Whether there are match days and every pair met on each (no missing score)."""
-        return len(self.points) > 0 and not np.isnan(self.points).any()
+        return (len(self.scores) > 0 and len(self.models) > 1
+                and not np.isnan(self.scores).any())
+
+    def day_points(self) -> np.ndarray:
+        """Each model's (unweighted) points per match day, (K, M), of a complete tournament:
+        from the ranks of each day's scores when there is no tie threshold, else from the
+        battle points."""
+        if self.tie_threshold == 0:
+            return ranked_day_points(self.scores)
+        return day_model_points(self.points, len(self.models))
 
     def complete_units(self, scheme: str) -> CompleteUnits:
         """The units of "split" or "dataset" with their sufficient statistics (needs
         :attr:`complete`: then a unit's battles per pair are the sum of its days' weights),
         from each day's model points (no pair sums unless a replicate asks for them)."""
-        weighted = day_model_points(self.points, len(self.models)) * self.weights[:, None]
+        weighted = self.day_points() * self.weights[:, None]
         if scheme == "split":
             points, battles = weighted, self.weights
         else:
@@ -309,11 +379,12 @@ def play_tournament(benchmark: Benchmark, tie_threshold: float) -> tuple[Tournam
     """:func:`tournament` without the memo: the tournament and the datasets where pairs
     share few seed labels."""
     scores, codes, seeds = match_days(benchmark)
-    points, pairs = battle_points(scores, tie_threshold)
+    m = scores.shape[1]
+    pairs = np.vstack(np.triu_indices(m, 1))
     few = (few_shared_seeds(scores, codes, pairs, benchmark.datasets_) if benchmark.has_seeds
            else [])
-    played = ~np.isnan(points).all(axis=1)
+    played = (~np.isnan(scores)).sum(axis=1) >= 2  # some pair met that day
     if played.all():
-        played = slice(None)  # a view: no copy of the K × P points
-    return Tournament(points[played], 1.0 / (pairs.shape[1] * seeds[played]), codes[played],
-                      pairs, benchmark.models_, benchmark.datasets_), few
+        played = slice(None)  # a view: no copy of the scores
+    return Tournament(scores[played], tie_threshold, 1.0 / (pairs.shape[1] * seeds[played]),
+                      codes[played], pairs, benchmark.models_, benchmark.datasets_), few

@@ -18,17 +18,32 @@ replicate is ever dropped.
 
 from __future__ import annotations
 
+import functools
+import os
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
-_ANDERSON = 2  # iterates the chord's Anderson acceleration mixes
+_ANDERSON = 6  # iterates the chord's Anderson acceleration mixes
+# A chord iterate whose abilities spread further than this has run away (the MLE with its
+# tie prior lies far inside: e^-600 is a win probability no battle weight supports); its
+# replicate leaves the chord at once for the Newton redo, before exp(θ − max θ) underflows
+# to 0 and the shares divide by zero.
+_RUNAWAY_SPREAD = 600.0
 # The chord stops once no θ moves by CHORD_TOL: it converges linearly, so its distance to
-# the fixed point is a few steps' worth; 1e-11 keeps replicates within 1e-8 Elo of their
-# MLE on separated 1000-model suites (1e-9 left up to 3e-7 Elo).
-CHORD_TOL = 1e-11
+# the fixed point is a few steps' worth. 1e-12 keeps replicates within 1e-8 Elo of their
+# MLE on separated 1000-model suites and on the demo's prior replicates, whose chord
+# contracts slowly (1e-11 left 1.2e-8 Elo there at depth 6, 1e-9 up to 3e-7 Elo on the
+# separated suites).
+CHORD_TOL = 1e-12
 CHORD_MAX_ITER = 100
 _EXPAND_STEP = 0.05  # Newton tries doubling full steps that move some θ this far
 _REUSE_STEP = 1e-3  # Newton reuses the last Hessian once no θ moved by more than this
 _CACHE_ENTRIES = 65_536  # entries of the chord's work block (512 KiB: stays in cache)
+# The chord's share sums are split between threads (numpy releases the GIL inside each
+# block's operations) once a pass has this many entries; Pyodide and WASI have no threads.
+_THREADED_ENTRIES = 2_000_000
 
 
 def strongly_connected(win: np.ndarray) -> np.ndarray:
@@ -234,12 +249,14 @@ def chord(win: np.ndarray, theta0: np.ndarray, tol: float, max_iter: int,
     function per pair. The chord iteration converges linearly; Anderson acceleration of
     depth ``_ANDERSON`` (Walker & Ni 2011: mix the last steps by the γ minimizing the new
     residual, a tiny ridge keeping the small Gram system solvable) cuts the iterations to
-    the same fixed point (depth 1 about halves them; depth 2 needs 39 passes to 1e-11 on the
-    dataset replicates of a separated 1000-model suite). Deeper mixing saves passes there
-    (27 at depth 6) but extrapolates some separated replicates of small suites out to
-    exp(θ) = 0, where the shares divide by zero. Replicates whose
-    steps do not shrink below ``tol`` within ``max_iter`` iterations are reported as not
-    converged.
+    the same fixed point (depth 1 about halves them; on the dataset replicates of a separated
+    1000-model suite depth 2 needs 39 passes to 1e-11, depth 6 27, and 29 to 1e-12). Deep
+    mixing can extrapolate a separated replicate of a small suite far out (the demo's, at
+    depths 3–6): an iterate whose abilities spread past ``_RUNAWAY_SPREAD`` leaves the chord
+    at once, unconverged, before exp(θ − max θ) underflows and the shares divide by zero.
+    Replicates that run away, or whose steps do not shrink below ``tol`` within
+    ``max_iter`` iterations, are reported as not converged (:func:`solve_batch` redoes
+    them by Newton).
     """
     return chord_sums(win.sum(axis=2), win + np.swapaxes(win, 1, 2), theta0, tol, max_iter,
                       inverse)
@@ -256,14 +273,16 @@ def chord_sums(wins: np.ndarray, total: np.ndarray, theta0: np.ndarray, tol: flo
     past_theta, past_step = np.zeros((_ANDERSON, b, m)), np.zeros((_ANDERSON, b, m))
     k = 0  # iterates held in the history
     active = np.arange(b)
-    rows = max(1, min(m, _CACHE_ENTRIES // (b * m)))
-    buffer = np.empty((b, rows, m))  # one work array for every iteration, held in cache
+    failed = np.zeros(b, dtype=bool)  # replicates that ran away (see _RUNAWAY_SPREAD)
+    threads = share_threads() if b * m * m >= _THREADED_ENTRIES else 1
+    # one work array per thread for every iteration, held in its core's cache
+    buffers = [np.empty(max(_CACHE_ENTRIES, b * m)) for _ in range(threads)]
     for _ in range(max_iter):
         if active.size == 0:
             break
         th = theta[active]
         e = np.exp(th - th.max(axis=1, keepdims=True))
-        grad = wins - e * _share_sums(e, total, buffer)
+        grad = wins - e * _share_sums(e, total, buffers)
         step = grad @ inverse
         step -= step.mean(axis=1, keepdims=True)
         new = th + step
@@ -280,30 +299,64 @@ def chord_sums(wins: np.ndarray, total: np.ndarray, theta0: np.ndarray, tol: flo
         past_theta[0, active], past_step[0, active] = th, step
         k = min(k + 1, _ANDERSON)
         theta[active] = new
-        going = ~(np.abs(step).max(axis=1) < tol)
+        runaway = ~(new.max(axis=1) - new.min(axis=1) < _RUNAWAY_SPREAD)
+        going = ~(np.abs(step).max(axis=1) < tol) & ~runaway
+        if runaway.any():
+            failed[active[runaway]] = True
         if not going.all():  # the totals follow the active replicates, copied only then
             active, total, wins = active[going], total[going], wins[going]
     converged = np.ones(b, dtype=bool)
     converged[active] = False
+    converged[failed] = False
     theta[~np.isfinite(theta).all(axis=1)] = theta0
     return theta, converged
 
 
-def _share_sums(e: np.ndarray, total: np.ndarray, buffer: np.ndarray) -> np.ndarray:
+def share_threads() -> int:
+    """Threads the chord's share sums may use: the CPUs this process may run on (at most
+    8), 1 where the interpreter has no threads (Pyodide, WASI)."""
+    if sys.platform in ("emscripten", "wasi"):
+        return 1
+    cpus = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else range(
+        os.cpu_count() or 1)
+    return max(1, min(8, len(cpus)))
+
+
+@functools.cache
+def _share_pool(threads: int, pid: int) -> ThreadPoolExecutor:
+    """The worker threads of :func:`_share_sums`, started once per process (keyed by the
+    process id: a forked child has none of its parent's threads and starts its own)."""
+    return ThreadPoolExecutor(max_workers=threads, thread_name_prefix="arenalite-chord")
+
+
+def _share_sums(e: np.ndarray, total: np.ndarray, buffers: list[np.ndarray]) -> np.ndarray:
     """Σ_j total_ij / (e_i + e_j) per replicate and model, (A, M), by blocks of rows of the
-    (A, M, M) shares that fit ``buffer`` (A, rows, M): each block is formed, divided and
+    (A, M, M) shares that fit a (flat) buffer: each block is formed, divided and
     summed while it is in cache, instead of three passes over the whole tensor in memory.
-    The same operations on the same numbers as one unblocked pass: the same sums."""
+    With several buffers and a large enough pass, consecutive runs of blocks go to that many
+    threads, each with its own buffer. The same operations on the same numbers as one unblocked pass: the same
+    sums."""
     a, m = e.shape
-    step = buffer.shape[1]
+    step = max(1, min(m, buffers[0].size // (a * m)))  # rows of the (A, M, M) per block
     uniform = total.shape[1] == 1
     out = np.empty((a, m))
-    for first in range(0, m, step):
-        last = min(m, first + step)
-        share = buffer[:a, :last - first]
-        np.add(e[:, first:last, None], e[:, None, :], out=share)
-        np.divide(total if uniform else total[:, first:last], share, out=share)
-        np.sum(share, axis=2, out=out[:, first:last])
+
+    def blocks(firsts: range, buffer: np.ndarray) -> None:
+        for first in firsts:
+            last = min(m, first + step)
+            share = buffer[:a * (last - first) * m].reshape(a, last - first, m)
+            np.add(e[:, first:last, None], e[:, None, :], out=share)
+            np.divide(total if uniform else total[:, first:last], share, out=share)
+            np.sum(share, axis=2, out=out[:, first:last])
+
+    firsts = range(0, m, step)
+    if len(buffers) == 1 or len(firsts) < 2 * len(buffers) or a * m * m < _THREADED_ENTRIES:
+        blocks(firsts, buffers[0])
+        return out
+    per_thread = -(-len(firsts) // len(buffers))
+    runs = [firsts[k * per_thread:(k + 1) * per_thread] for k in range(len(buffers))]
+    for done in _share_pool(len(buffers), os.getpid()).map(blocks, runs, buffers):
+        assert done is None
     return out
 
 
