@@ -334,8 +334,8 @@ def _share_sums(e: np.ndarray, total: np.ndarray, buffers: list[np.ndarray]) -> 
     (A, M, M) shares that fit a (flat) buffer: each block is formed, divided and
     summed while it is in cache, instead of three passes over the whole tensor in memory.
     With several buffers and a large enough pass, consecutive runs of blocks go to that many
-    threads, each with its own buffer. The same operations on the same numbers as one unblocked pass: the same
-    sums."""
+    threads, each with its own buffer. The same operations on the same numbers as one
+    unblocked pass: the same sums."""
     a, m = e.shape
     step = max(1, min(m, buffers[0].size // (a * m)))  # rows of the (A, M, M) per block
     uniform = total.shape[1] == 1
