@@ -61,19 +61,23 @@ def test_log_likelihood_equals_the_logaddexp_form():
         np.testing.assert_allclose(got, direct, rtol=1e-12, atol=1e-9 * scale)
 
 
-def test_blocked_share_sums_are_the_unblocked_ones(monkeypatch):
-    rng = np.random.default_rng(2)
-    b, m = 5, 60
+def chord_on_both_totals(seed: int, b: int, m: int) -> list[np.ndarray]:
+    """The chord's abilities on random general (B, M, M) totals and on uniform ones."""
+    rng = np.random.default_rng(seed)
     win = rng.random((b, m, m)) * 0.01
     theta0 = rng.normal(0, 1, m)
     inverse = solvers.chord_inverse(win[0], theta0)
     wins, total = win.sum(axis=2), win + np.swapaxes(win, 1, 2)
     uniform = (wins + 0.005, np.full((b, 1, 1), 0.01))
+    return [solvers.chord_sums(w, n, theta0, 1e-9, 60, inverse)[0]
+            for w, n in ((wins, total), uniform)]
+
+
+def test_blocked_share_sums_are_the_unblocked_ones(monkeypatch):
     runs = []
-    for entries in (10**9, 7 * b * m):  # one block; blocks of 7 rows
+    for entries in (10**9, 7 * 5 * 60):  # one block; blocks of 7 rows
         monkeypatch.setattr(solvers, "_CACHE_ENTRIES", entries)
-        runs.append([solvers.chord_sums(w, n, theta0, 1e-9, 60, inverse)[0]
-                     for w, n in ((wins, total), uniform)])
+        runs.append(chord_on_both_totals(2, 5, 60))
     for one, blocked in zip(*runs, strict=True):
         np.testing.assert_array_equal(one, blocked)
 
@@ -131,20 +135,12 @@ def test_bootstrap_on_the_demo_results_meets_no_division_by_zero():
 def test_threaded_share_sums_are_the_serial_ones(monkeypatch):
     """The chord's share sums split between threads (blocks of 3 rows, so each thread runs
     several) give the serial pass's bits, on both the general and the uniform totals."""
-    rng = np.random.default_rng(5)
-    b, m = 4, 50
-    win = rng.random((b, m, m)) * 0.01
-    theta0 = rng.normal(0, 1, m)
-    inverse = solvers.chord_inverse(win[0], theta0)
-    wins, total = win.sum(axis=2), win + np.swapaxes(win, 1, 2)
-    uniform = (wins + 0.005, np.full((b, 1, 1), 0.01))
-    monkeypatch.setattr(solvers, "_CACHE_ENTRIES", 3 * b * m)
+    monkeypatch.setattr(solvers, "_CACHE_ENTRIES", 3 * 4 * 50)
     monkeypatch.setattr(solvers, "_THREADED_ENTRIES", 0)
     runs = []
     for threads in (1, 2, 3):
         monkeypatch.setattr(solvers, "share_threads", lambda threads=threads: threads)
-        runs.append([solvers.chord_sums(w, n, theta0, 1e-9, 60, inverse)[0]
-                     for w, n in ((wins, total), uniform)])
+        runs.append(chord_on_both_totals(5, 4, 50))
     for serial, two, three in zip(*runs, strict=True):
         np.testing.assert_array_equal(serial, two)
         np.testing.assert_array_equal(serial, three)
