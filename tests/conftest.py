@@ -21,7 +21,7 @@ if not hasattr(os, "getuid"):
     os.getuid = lambda: -1
 
 # What WASI (and Pyodide in the browser) has none of: tests marked so are left out there.
-NOT_ON_WASM = ("browser", "needs_processes", "needs_sockets", "needs_dask")
+NOT_ON_WASM = ("browser", "needs_processes", "needs_threads", "needs_sockets", "needs_dask")
 LEFT_OUT = pytest.StashKey[Counter]()
 
 

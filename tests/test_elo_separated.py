@@ -132,6 +132,7 @@ def test_bootstrap_on_the_demo_results_meets_no_division_by_zero():
         bench.leaderboard(n_bootstrap=200, random_state=0)
 
 
+@pytest.mark.needs_threads
 def test_threaded_share_sums_are_the_serial_ones(monkeypatch):
     """The chord's share sums split between threads (blocks of 3 rows, so each thread runs
     several) give the serial pass's bits, on both the general and the uniform totals."""

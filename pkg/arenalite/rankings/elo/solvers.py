@@ -276,7 +276,8 @@ def chord_sums(wins: np.ndarray, total: np.ndarray, theta0: np.ndarray, tol: flo
     failed = np.zeros(b, dtype=bool)  # replicates that ran away (see _RUNAWAY_SPREAD)
     threads = share_threads() if b * m * m >= _THREADED_ENTRIES else 1
     # one work array per thread for every iteration, held in its core's cache
-    buffers = [np.empty(max(_CACHE_ENTRIES, b * m)) for _ in range(threads)]
+    size = min(max(_CACHE_ENTRIES, b * m), b * m * m)  # at least a row, at most a pass
+    buffers = [np.empty(size) for _ in range(threads)]
     for _ in range(max_iter):
         if active.size == 0:
             break
