@@ -195,3 +195,31 @@ def test_a_new_parameter_gets_its_flag_from_the_signature():
     assert parser.parse_args([]).n_bootstrap == 1000  # the command line's default
     with pytest.raises(SystemExit):
         parser.parse_args(["--confidence", "1.5"])
+
+
+PYTHON_EXAMPLES = {"gate": {"candidate": "icl-transformer", "reference": "knn-15",
+                            "margin": {"rmse": 2.5}}}
+"""EXAMPLES' required parameters as keyword arguments."""
+
+
+@pytest.mark.parametrize("spec", METHODS, ids=lambda s: s.name)
+def test_every_result_pickles_before_and_after_its_lazy_tables(spec, demo):
+    """Results may build some tables on first access (profiles, Elo's scorecards); they
+    pickle either way, with what they hold."""
+    import pickle
+    import warnings
+
+    kwargs = dict(PYTHON_EXAMPLES.get(spec.name, {}))
+    if spec.bootstraps:
+        kwargs |= {"n_bootstrap": 20, "random_state": 0}
+    if "n_samples" in spec.parameters:
+        kwargs["n_samples"] = 2000
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = getattr(demo.select_models(demo.models_), spec.function)(**kwargs)
+        again = pickle.loads(pickle.dumps(result))
+        pd.testing.assert_frame_equal(again.table, result.table)
+        for name in ("winrate_matrix", "record", "rho"):
+            if hasattr(type(result), name):
+                pd.testing.assert_frame_equal(getattr(again, name), getattr(result, name))
+        pickle.loads(pickle.dumps(result))

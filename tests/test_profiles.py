@@ -233,7 +233,7 @@ def test_profiles_lay_out_rho_and_the_long_table_on_first_access(four_models):
     """The ranking by AUP needs neither the M × T profile nor its long form; both are laid
     out when first read, once, and are what the eager layout gives."""
     res = load(four_models).performance_profiles()
-    assert "rho" not in vars(res) and callable(res._table)
+    assert "rho" not in vars(res) and "_steps" not in vars(res) and res._table is None
     taus, rho = P.profile_steps(P.ratios_and_aup(res._benchmark)[0][
         P.ratios_and_aup(res._benchmark)[1]])
     np.testing.assert_array_equal(res.taus, taus)
@@ -244,3 +244,12 @@ def test_profiles_lay_out_rho_and_the_long_table_on_first_access(four_models):
                              "fraction_within_tau": rho.reshape(-1)})
     pd.testing.assert_frame_equal(table.astype({"model": object}), expected,
                                   check_dtype=False)
+
+
+def test_profiles_pickle_before_and_after_their_layout(four_models):
+    import pickle
+
+    res = load(four_models).performance_profiles()
+    again = pickle.loads(pickle.dumps(res))  # nothing laid out yet
+    pd.testing.assert_frame_equal(again.table, res.table)
+    pd.testing.assert_frame_equal(pickle.loads(pickle.dumps(res)).rho, res.rho)

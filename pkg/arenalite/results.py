@@ -3,12 +3,11 @@
 Every ranking and test returns a :class:`Result` (or a subclass adding extras).
 Computation happens before a Result is built; a Result only stores and draws. A table
 that is only a re-layout of what the Result already holds (the performance profiles'
-M × T long form) may be given as a function that lays it out on first access.
+M × T long form) may be left to :meth:`Result._build_table`, called on first access.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
@@ -21,16 +20,21 @@ class Result:
 
     method: str = "result"
 
-    def __init__(self, table: pd.DataFrame | Callable[[], pd.DataFrame], **params: Any) -> None:
-        self._table = table if callable(table) else table.reset_index(drop=True)
+    def __init__(self, table: pd.DataFrame | None, **params: Any) -> None:
+        self._table = None if table is None else table.reset_index(drop=True)
         self.params = params
 
     @property
     def table(self) -> pd.DataFrame:
-        """The method's output table (laid out on first access when given as a function)."""
-        if callable(self._table):
-            self._table = self._table().reset_index(drop=True)
+        """The method's output table (built by :meth:`_build_table` on first access when
+        the Result was given none)."""
+        if self._table is None:
+            self._table = self._build_table().reset_index(drop=True)
         return self._table
+
+    def _build_table(self) -> pd.DataFrame:
+        """The table of a Result built with ``table=None``, from what it holds."""
+        raise NotImplementedError(f"{type(self).__name__} was given no table")
 
     def __getattr__(self, name: str) -> Any:
         """Parameters read as attributes (``result.reference``, ``result.alpha``), as in evaluma."""

@@ -102,21 +102,28 @@ class ProfileResult(Result):
 
     def __init__(self, ratios: np.ndarray, models: np.ndarray, *, aup: pd.Series,
                  benchmark: Benchmark, **params: Any) -> None:
-        steps = functools.cache(functools.partial(profile_steps, ratios))  # built once
-        super().__init__(lambda: profile_table(*steps(), models), **params)
+        super().__init__(None, **params)
         self.aup = aup
-        self._steps, self._models = steps, models
+        self._ratios, self._models = ratios, models
         self._benchmark = benchmark
+
+    @functools.cached_property
+    def _steps(self) -> tuple[np.ndarray, np.ndarray]:
+        """(τ breakpoints, ρ as M × T), built once for ``taus``, ``rho`` and ``table``."""
+        return profile_steps(self._ratios)
+
+    def _build_table(self) -> pd.DataFrame:
+        return profile_table(*self._steps, self._models)
 
     @property
     def taus(self) -> np.ndarray:
         """The breakpoints: every observed ratio and 1, sorted."""
-        return self._steps()[0]
+        return self._steps[0]
 
     @functools.cached_property
     def rho(self) -> pd.DataFrame:
         """ρ (τ × model, models in AUP order): each model's share of datasets within τ."""
-        taus, rho = self._steps()
+        taus, rho = self._steps
         return pd.DataFrame(rho.T, index=pd.Index(taus, name="tau"),
                             columns=pd.Index(self._models, name="model"), copy=False)
 

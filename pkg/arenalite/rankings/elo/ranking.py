@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -19,6 +20,17 @@ from .scorecard import battle_counts, record_table, winrate_table
 
 if TYPE_CHECKING:
     from ...benchmark import Benchmark
+    from .battles import Tournament
+
+
+def elo_scorecards(benchmark: Benchmark, t: Tournament, threshold: float,
+                   order: tuple[int, ...]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(win-rate matrix, record) of the tournament ``t``, models in ``order``; built once
+    per Benchmark, threshold and order (``Benchmark.memo``). A module function, so an
+    EloResult holding it (by ``functools.partial``) pickles."""
+    return benchmark.memo(("elo scorecards", threshold, order), lambda: (
+        winrate_table(benchmark, threshold),
+        record_table(battle_counts(t.points, t.pairs, len(t.models)), t.models, list(order))))
 
 
 def rating_table(models: list[str], elo: np.ndarray, low: np.ndarray,
@@ -181,11 +193,7 @@ def elo_ranking(
     table = rating_table(t.models, elo, low, high)
     order = [t.models.index(name) for name in table["model"]]
 
-    def scorecards() -> tuple[pd.DataFrame, pd.DataFrame]:
-        return benchmark.memo(("elo scorecards", threshold, tuple(order)), lambda: (
-            winrate_table(benchmark, threshold),
-            record_table(battle_counts(t.points, t.pairs, len(t.models)), t.models, order)))
-
+    scorecards = functools.partial(elo_scorecards, benchmark, t, threshold, tuple(order))
     return EloResult(table, scorecards=scorecards,
                      bootstrap=pd.DataFrame(reps, columns=pd.Index(t.models, name="model")),
                      n_bootstrap=n_bootstrap, random_state=random_state,
