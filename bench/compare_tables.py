@@ -55,6 +55,9 @@ def difference(new, old) -> str:
 
     if new.equals(old):
         return "bit-identical"
+    if new.shape != old.shape or list(new.columns) != list(old.columns):
+        return (f"DIFFERENT SHAPES: {new.shape} {list(new.columns)} vs {old.shape} "
+                f"{list(old.columns)}")
     if "model" in new.columns:
         new, old = (t.sort_values("model").reset_index(drop=True) for t in (new, old))
     numbers = new.select_dtypes("number").columns

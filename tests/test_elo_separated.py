@@ -156,17 +156,34 @@ def test_share_threads_follow_the_platform(monkeypatch):
     assert 1 <= solvers.share_threads() <= 8
 
 
+@pytest.mark.needs_threads
+def test_the_share_threads_live_for_one_solve_and_keep_the_callers_error_settings(monkeypatch):
+    """No chord thread outlives its solve (nothing for a later fork to copy), and a
+    threaded pass raises under the caller's np.errstate as a serial one does."""
+    import threading
+
+    before = {t.name for t in threading.enumerate()}
+    _threaded_chord_in_child()
+    assert not [t.name for t in threading.enumerate()
+                if t.name.startswith("arenalite-chord") and t.name not in before]
+    monkeypatch.setattr(solvers, "_THREADED_ENTRIES", 0)
+    e = np.array([[1.0, 0.0, 0.0, 1.0]] * 3)  # e_i + e_j = 0 for the middle pair
+    buffers = [np.empty(4 * 3) for _ in range(2)]
+    with solvers.share_pool(2) as pool, np.errstate(divide="raise"):
+        with pytest.raises(FloatingPointError):
+            solvers._share_sums(e, np.full((3, 1, 1), 1.0), buffers, pool)
+
+
 @pytest.mark.needs_processes
-def test_a_forked_child_gets_its_own_share_threads():
-    """The pool is per process: a child forked after the parent used it still solves."""
+def test_a_forked_child_solves_with_threads_after_its_parent_did():
     import multiprocessing
 
     if "fork" not in multiprocessing.get_all_start_methods():
         pytest.skip("this platform cannot fork")
-    solvers._share_pool(2, __import__("os").getpid())  # the parent's pool exists
+    parent = _threaded_chord_in_child()
     with multiprocessing.get_context("fork").Pool(1) as pool:
         child = pool.apply_async(_threaded_chord_in_child).get(timeout=60)
-    np.testing.assert_array_equal(child, _threaded_chord_in_child())
+    np.testing.assert_array_equal(child, parent)
 
 
 def _threaded_chord_in_child() -> np.ndarray:

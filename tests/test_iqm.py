@@ -200,3 +200,16 @@ def test_plot(bench):
     assert isinstance(fig, Figure) and fig.axes[0].get_title() == "IQM"
     with pytest.raises(ValueError, match=r"no colour for model\(s\) \['C'\]"):
         result.plot(model_colors={"A": "red", "B": "blue"})
+
+
+def test_dataset_bootstrap_iqm_wants_integer_counts_and_widens_them_when_needed():
+    from arenalite.rankings import iqm as I
+
+    values = np.array([[0.1, 0.2, 0.3, 0.4]])
+    codes = np.array([[0, 1, 0, 1]])
+    with pytest.raises(TypeError, match="integers, got dtype float64"):
+        I.dataset_bootstrap_iqm(values, codes, np.ones((1, 2)))
+    small = I.dataset_bootstrap_iqm(values, codes, np.array([[1, 1], [2, 0]]))
+    huge = I.dataset_bootstrap_iqm(values, codes, np.array([[2**30, 2**30], [2**31, 0]],
+                                                           dtype=np.int64))
+    np.testing.assert_array_equal(small, huge)  # int64 running sums: the same IQMs

@@ -253,3 +253,20 @@ def test_profiles_pickle_before_and_after_their_layout(four_models):
     again = pickle.loads(pickle.dumps(res))  # nothing laid out yet
     pd.testing.assert_frame_equal(again.table, res.table)
     pd.testing.assert_frame_equal(pickle.loads(pickle.dumps(res)).rho, res.rho)
+
+
+def test_a_result_pickled_with_a_plain_table_attribute_still_loads(four_models):
+    """Results pickled before ``table`` became a property (it was in the instance dict)."""
+    import pickle
+
+    from arenalite.results import Result
+
+    res = Result(pd.DataFrame({"model": ["A"], "score": [1.0]}), reference="A")
+    state = dict(vars(res))
+    state["table"] = state.pop("_table")
+    old = Result.__new__(Result)
+    old.__setstate__(state)
+    again = pickle.loads(pickle.dumps(old))
+    assert again.table["model"].tolist() == ["A"] and again.reference == "A"
+    again.table = pd.DataFrame({"model": ["B"]})
+    assert again.table["model"].tolist() == ["B"]

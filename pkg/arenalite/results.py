@@ -29,8 +29,23 @@ class Result:
         """The method's output table (built by :meth:`_build_table` on first access when
         the Result was given none)."""
         if self._table is None:
-            self._table = self._build_table().reset_index(drop=True)
+            try:
+                built = self._build_table()
+            except AttributeError as error:  # not to be taken for a missing ``table``
+                raise RuntimeError(f"{type(self).__name__} could not build its table: "
+                                   f"{error}") from error
+            self._table = built.reset_index(drop=True)
         return self._table
+
+    @table.setter
+    def table(self, table: pd.DataFrame) -> None:
+        self._table = table
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Unpickle, also a Result pickled when ``table`` was a plain attribute."""
+        if "table" in state:
+            state["_table"] = state.pop("table")
+        self.__dict__.update(state)
 
     def _build_table(self) -> pd.DataFrame:
         """The table of a Result built with ``table=None``, from what it holds."""

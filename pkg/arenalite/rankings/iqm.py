@@ -332,12 +332,16 @@ def dataset_bootstrap_iqm(values: np.ndarray, datasets: np.ndarray, counts: np.n
     """
     b_total, d = counts.shape
     m, n = values.shape
-    # integer counts: the running sums and their clipping are exact in int32 (a run's
-    # weight is at most the draws of its dataset, so a model's total stays below 2^31) and
-    # several times faster than in float64 (an integer add has no latency chain); the
-    # clipped counts are then cast, so the weighted sum is the float64 one of before
+    if counts.dtype.kind not in "iu":
+        raise TypeError(f"dataset draw counts must be integers, got dtype {counts.dtype}")
+    # integer counts: the running sums and their clipping are exact in integers and several
+    # times faster than in float64 (an integer add has no latency chain); int32 while a
+    # model's total (at most its n runs times the largest count) fits, else int64. The
+    # clipped counts are then cast, so the weighted sum is the float64 one of before.
+    largest = int(counts.max(initial=0)) * n
+    kind = np.int32 if largest < 2**31 else np.int64
     padded = np.concatenate([counts, np.zeros((b_total, 1), dtype=counts.dtype)],
-                            axis=1).astype(np.int32)
+                            axis=1).astype(kind)
     flat = datasets.ravel()
     # summation by parts: Σ_j (C_j − C_{j−1}) v_j = Σ_j C_j (v_j − v_{j+1}) − C_{−1} v_0, with
     # C_j the clipped running count, C_{−1} = cut and v_n = 0 (one pass over the running counts)

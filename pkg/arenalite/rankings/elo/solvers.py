@@ -18,7 +18,7 @@ replicate is ever dropped.
 
 from __future__ import annotations
 
-import functools
+import contextlib
 import os
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -278,34 +278,36 @@ def chord_sums(wins: np.ndarray, total: np.ndarray, theta0: np.ndarray, tol: flo
     # one work array per thread for every iteration, held in its core's cache
     size = min(max(_CACHE_ENTRIES, b * m), b * m * m)  # at least a row, at most a pass
     buffers = [np.empty(size) for _ in range(threads)]
-    for _ in range(max_iter):
-        if active.size == 0:
-            break
-        th = theta[active]
-        e = np.exp(th - th.max(axis=1, keepdims=True))
-        grad = wins - e * _share_sums(e, total, buffers)
-        step = grad @ inverse
-        step -= step.mean(axis=1, keepdims=True)
-        new = th + step
-        if k:
-            d_theta = th - past_theta[:k, active]
-            d_step = step - past_step[:k, active]  # (k, A, M)
-            gram = np.einsum("kam,lam->akl", d_step, d_step)
-            gram += (1e-14 * np.trace(gram, axis1=1, axis2=2) + np.finfo(float).tiny
-                     )[:, None, None] * np.eye(k)
-            gamma = np.linalg.solve(gram, np.einsum("kam,am->ak", d_step, step)[..., None])
-            new -= np.einsum("ak,kam->am", gamma[..., 0], d_theta + d_step)
-        past_theta[1:, active], past_step[1:, active] = (past_theta[:-1, active],
-                                                          past_step[:-1, active])
-        past_theta[0, active], past_step[0, active] = th, step
-        k = min(k + 1, _ANDERSON)
-        theta[active] = new
-        runaway = ~(new.max(axis=1) - new.min(axis=1) < _RUNAWAY_SPREAD)
-        going = ~(np.abs(step).max(axis=1) < tol) & ~runaway
-        if runaway.any():
-            failed[active[runaway]] = True
-        if not going.all():  # the totals follow the active replicates, copied only then
-            active, total, wins = active[going], total[going], wins[going]
+    # the share sums' threads live for this solve only: none is left behind for a fork
+    with share_pool(threads) as pool:
+        for _ in range(max_iter):
+            if active.size == 0:
+                break
+            th = theta[active]
+            e = np.exp(th - th.max(axis=1, keepdims=True))
+            grad = wins - e * _share_sums(e, total, buffers, pool)
+            step = grad @ inverse
+            step -= step.mean(axis=1, keepdims=True)
+            new = th + step
+            if k:
+                d_theta = th - past_theta[:k, active]
+                d_step = step - past_step[:k, active]  # (k, A, M)
+                gram = np.einsum("kam,lam->akl", d_step, d_step)
+                gram += (1e-14 * np.trace(gram, axis1=1, axis2=2) + np.finfo(float).tiny
+                         )[:, None, None] * np.eye(k)
+                gamma = np.linalg.solve(gram, np.einsum("kam,am->ak", d_step, step)[..., None])
+                new -= np.einsum("ak,kam->am", gamma[..., 0], d_theta + d_step)
+            past_theta[1:, active], past_step[1:, active] = (past_theta[:-1, active],
+                                                              past_step[:-1, active])
+            past_theta[0, active], past_step[0, active] = th, step
+            k = min(k + 1, _ANDERSON)
+            theta[active] = new
+            runaway = ~(new.max(axis=1) - new.min(axis=1) < _RUNAWAY_SPREAD)
+            going = ~(np.abs(step).max(axis=1) < tol) & ~runaway
+            if runaway.any():
+                failed[active[runaway]] = True
+            if not going.all():  # the totals follow the active replicates, copied only then
+                active, total, wins = active[going], total[going], wins[going]
     converged = np.ones(b, dtype=bool)
     converged[active] = False
     converged[failed] = False
@@ -323,20 +325,22 @@ def share_threads() -> int:
     return max(1, min(8, len(cpus)))
 
 
-@functools.cache
-def _share_pool(threads: int, pid: int) -> ThreadPoolExecutor:
-    """The worker threads of :func:`_share_sums`, started once per process (keyed by the
-    process id: a forked child has none of its parent's threads and starts its own)."""
+def share_pool(threads: int) -> ThreadPoolExecutor | contextlib.nullcontext:
+    """The worker threads of :func:`_share_sums` for one solve (a context manager), or
+    none (``nullcontext(None)``) for one thread."""
+    if threads < 2:
+        return contextlib.nullcontext(None)
     return ThreadPoolExecutor(max_workers=threads, thread_name_prefix="arenalite-chord")
 
 
-def _share_sums(e: np.ndarray, total: np.ndarray, buffers: list[np.ndarray]) -> np.ndarray:
+def _share_sums(e: np.ndarray, total: np.ndarray, buffers: list[np.ndarray],
+                pool: ThreadPoolExecutor | None = None) -> np.ndarray:
     """Σ_j total_ij / (e_i + e_j) per replicate and model, (A, M), by blocks of rows of the
     (A, M, M) shares that fit a (flat) buffer: each block is formed, divided and
     summed while it is in cache, instead of three passes over the whole tensor in memory.
-    With several buffers and a large enough pass, consecutive runs of blocks go to that many
-    threads, each with its own buffer. The same operations on the same numbers as one
-    unblocked pass: the same sums."""
+    With a ``pool``, several buffers and a large enough pass, consecutive runs of blocks go
+    to that many threads, each with its own buffer and the caller's numpy error settings.
+    The same operations on the same numbers as one unblocked pass: the same sums."""
     a, m = e.shape
     step = max(1, min(m, buffers[0].size // (a * m)))  # rows of the (A, M, M) per block
     uniform = total.shape[1] == 1
@@ -351,12 +355,19 @@ def _share_sums(e: np.ndarray, total: np.ndarray, buffers: list[np.ndarray]) -> 
             np.sum(share, axis=2, out=out[:, first:last])
 
     firsts = range(0, m, step)
-    if len(buffers) == 1 or len(firsts) < 2 * len(buffers) or a * m * m < _THREADED_ENTRIES:
+    if (pool is None or len(buffers) == 1 or len(firsts) < 2 * len(buffers)
+            or a * m * m < _THREADED_ENTRIES):
         blocks(firsts, buffers[0])
         return out
     per_thread = -(-len(firsts) // len(buffers))
     runs = [firsts[k * per_thread:(k + 1) * per_thread] for k in range(len(buffers))]
-    for done in _share_pool(len(buffers), os.getpid()).map(blocks, runs, buffers):
+    settings = np.geterr()  # numpy's error state is per thread: hand the caller's over
+
+    def in_thread(firsts: range, buffer: np.ndarray) -> None:
+        with np.errstate(**settings):
+            blocks(firsts, buffer)
+
+    for done in pool.map(in_thread, runs, buffers):
         assert done is None
     return out
 
