@@ -223,3 +223,20 @@ def test_every_result_pickles_before_and_after_its_lazy_tables(spec, demo):
             if hasattr(type(result), name):
                 pd.testing.assert_frame_equal(getattr(again, name), getattr(result, name))
         pickle.loads(pickle.dumps(result))
+
+
+def test_a_result_pickled_with_a_plain_table_attribute_still_loads():
+    """Results pickled before ``table`` became a property (it was in the instance dict)."""
+    import pickle
+
+    from arenalite.results import Result
+
+    res = Result(pd.DataFrame({"model": ["A"], "score": [1.0]}), reference="A")
+    state = dict(vars(res))
+    state["table"] = state.pop("_table")
+    old = Result.__new__(Result)
+    old.__setstate__(state)
+    again = pickle.loads(pickle.dumps(old))
+    assert again.table["model"].tolist() == ["A"] and again.reference == "A"
+    again.table = pd.DataFrame({"model": ["B"]})
+    assert again.table["model"].tolist() == ["B"]

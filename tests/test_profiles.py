@@ -234,8 +234,8 @@ def test_profiles_lay_out_rho_and_the_long_table_on_first_access(four_models):
     out when first read, once, and are what the eager layout gives."""
     res = load(four_models).performance_profiles()
     assert "rho" not in vars(res) and "_steps" not in vars(res) and res._table is None
-    taus, rho = P.profile_steps(P.ratios_and_aup(res._benchmark)[0][
-        P.ratios_and_aup(res._benchmark)[1]])
+    ratios, order, _ = P.ratios_and_aup(res._benchmark)
+    taus, rho = P.profile_steps(ratios[order])
     np.testing.assert_array_equal(res.taus, taus)
     np.testing.assert_array_equal(res.rho.to_numpy().T, rho)
     table = res.table
@@ -253,20 +253,3 @@ def test_profiles_pickle_before_and_after_their_layout(four_models):
     again = pickle.loads(pickle.dumps(res))  # nothing laid out yet
     pd.testing.assert_frame_equal(again.table, res.table)
     pd.testing.assert_frame_equal(pickle.loads(pickle.dumps(res)).rho, res.rho)
-
-
-def test_a_result_pickled_with_a_plain_table_attribute_still_loads(four_models):
-    """Results pickled before ``table`` became a property (it was in the instance dict)."""
-    import pickle
-
-    from arenalite.results import Result
-
-    res = Result(pd.DataFrame({"model": ["A"], "score": [1.0]}), reference="A")
-    state = dict(vars(res))
-    state["table"] = state.pop("_table")
-    old = Result.__new__(Result)
-    old.__setstate__(state)
-    again = pickle.loads(pickle.dumps(old))
-    assert again.table["model"].tolist() == ["A"] and again.reference == "A"
-    again.table = pd.DataFrame({"model": ["B"]})
-    assert again.table["model"].tolist() == ["B"]

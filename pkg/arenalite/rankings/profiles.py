@@ -100,12 +100,17 @@ class ProfileResult(Result):
 
     method = "performance_profiles"
 
-    def __init__(self, ratios: np.ndarray, models: np.ndarray, *, aup: pd.Series,
-                 benchmark: Benchmark, **params: Any) -> None:
+    def __init__(self, ratios: np.ndarray, *, aup: pd.Series, benchmark: Benchmark,
+                 **params: Any) -> None:
+        """``ratios`` (M × D) with models in ``aup``'s order."""
         super().__init__(None, **params)
         self.aup = aup
-        self._ratios, self._models = ratios, models
+        self._ratios = ratios
         self._benchmark = benchmark
+
+    @property
+    def _models(self) -> np.ndarray:
+        return self.aup.index.to_numpy(dtype=object)
 
     @functools.cached_property
     def _steps(self) -> tuple[np.ndarray, np.ndarray]:
@@ -176,8 +181,7 @@ def performance_profiles(benchmark: Benchmark) -> ProfileResult:
         ``.plot()`` on a log-scaled τ axis; ``.stability()``.
     """
     ratios, order, aup_series = ratios_and_aup(benchmark)
-    names = np.asarray(benchmark.models_, dtype=object)[order]
-    return ProfileResult(ratios[order], names, aup=aup_series, benchmark=benchmark)
+    return ProfileResult(ratios[order], aup=aup_series, benchmark=benchmark)
 
 
 def profile_table(taus: np.ndarray, rho: np.ndarray, names: np.ndarray) -> pd.DataFrame:

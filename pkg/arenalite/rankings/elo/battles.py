@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -45,6 +45,16 @@ def match_days(benchmark: Benchmark) -> tuple[np.ndarray, np.ndarray, np.ndarray
     return table.to_numpy(dtype=float), codes, seeds_per_dataset[codes]
 
 
+def pair_blocks(m: int) -> Iterator[tuple[int, slice]]:
+    """(i, the columns of the pairs (i, j > i)) for i < m − 1: the pairs of
+    :func:`battle_points`' order come in one contiguous block per first model."""
+    start = 0
+    for i in range(m - 1):
+        stop = start + m - 1 - i
+        yield i, slice(start, stop)
+        start = stop
+
+
 def battle_points(scores: np.ndarray, tie_threshold: float) -> tuple[np.ndarray, np.ndarray]:
     """Points of the first model of every pair (i < j) per match day: 1, ½, 0 or NaN.
 
@@ -54,13 +64,10 @@ def battle_points(scores: np.ndarray, tie_threshold: float) -> tuple[np.ndarray,
     k, m = scores.shape
     pairs = np.vstack(np.triu_indices(m, 1))
     points = np.empty((k, pairs.shape[1]))
-    start = 0
-    for i in range(m - 1):  # the pairs (i, j > i) are one block: slices, no gathers
-        stop = start + m - 1 - i
-        block = points[:, start:stop]  # scored while it is in cache: one pass over K × P
+    for i, columns in pair_blocks(m):  # slices, no gathers
+        block = points[:, columns]  # scored while it is in cache: one pass over K × P
         np.subtract(scores[:, i:i + 1], scores[:, i + 1:], out=block)
         battle_outcome(block, tie_threshold, out=block)
-        start = stop
     return points, pairs
 
 
@@ -69,20 +76,9 @@ def ranked_day_points(scores: np.ndarray) -> np.ndarray:
     score: the models it beats plus ½ per other model with an equal score, i.e. its
     average rank among the day's scores minus one (exact halves). O(K · M log M), no
     (K, P) battles."""
-    order = np.argsort(scores, axis=1, kind="stable")
-    ranked = np.take_along_axis(scores, order, axis=1)
-    k, m = scores.shape
-    new_value = np.ones((k, m), dtype=bool)
-    new_value[:, 1:] = ranked[:, 1:] != ranked[:, :-1]
-    # per sorted position: first and last position of its run of equal scores
-    position = np.broadcast_to(np.arange(m), (k, m))
-    first = np.maximum.accumulate(np.where(new_value, position, 0), axis=1)
-    ends = np.ones((k, m), dtype=bool)
-    ends[:, :-1] = new_value[:, 1:]
-    last = np.minimum.accumulate(np.where(ends, position, m - 1)[:, ::-1], axis=1)[:, ::-1]
-    out = np.empty((k, m))
-    np.put_along_axis(out, order, 0.5 * (first + last), axis=1)
-    return out
+    from scipy.stats import rankdata
+
+    return rankdata(scores, method="average", axis=1) - 1.0
 
 
 def complete_win_sums(scores: np.ndarray, weights: np.ndarray,
@@ -90,15 +86,12 @@ def complete_win_sums(scores: np.ndarray, weights: np.ndarray,
     """Weighted (won, lost) points of the first and of the second model of every pair (P,)
     over match days where every model has a score: the pairs (i, j > i) are scored a block
     at a time and summed at once (no K × P points in memory)."""
-    k, m = scores.shape
+    m = scores.shape[1]
     won, lost = np.empty((2, m * (m - 1) // 2))
-    start = 0
-    for i in range(m - 1):
-        stop = start + m - 1 - i
+    for i, columns in pair_blocks(m):
         points = np.subtract(scores[:, i:i + 1], scores[:, i + 1:])
         battle_outcome(points, tie_threshold, out=points)
-        won[start:stop], lost[start:stop] = block_win_sums(points, weights)
-        start = stop
+        won[columns], lost[columns] = block_win_sums(points, weights)
     return won, lost
 
 
@@ -156,11 +149,8 @@ def win_matrix(points: np.ndarray, weights: np.ndarray, pairs: np.ndarray, m: in
     """
     if not np.isnan(points).any():
         won, lost = np.empty((2, points.shape[1]))
-        start = 0
-        for i in range(m - 1):  # the blocks of complete_win_sums: the same sums, bit for bit
-            stop = start + m - 1 - i
-            won[start:stop], lost[start:stop] = block_win_sums(points[:, start:stop], weights)
-            start = stop
+        for _, columns in pair_blocks(m):  # complete_win_sums' blocks: the same bits
+            won[columns], lost[columns] = block_win_sums(points[:, columns], weights)
         return pair_sums_to_matrix(won, lost, pairs, m)
     won, lost = day_pair_sums(points, weights)
     return pair_sums_to_matrix(won.sum(axis=0), lost.sum(axis=0), pairs, m)
@@ -246,13 +236,10 @@ def day_model_points(points: np.ndarray, m: int) -> np.ndarray:
     each j > i the block's 1 − p. One pass over the points, no (K, M, M) win matrices.
     """
     out = np.zeros((len(points), m))
-    start = 0
-    for i in range(m - 1):
-        stop = start + m - 1 - i
-        block = points[:, start:stop]
+    for i, columns in pair_blocks(m):
+        block = points[:, columns]
         out[:, i] += block.sum(axis=1)
         out[:, i + 1:] += 1.0 - block
-        start = stop
     return out
 
 

@@ -355,8 +355,7 @@ def _share_sums(e: np.ndarray, total: np.ndarray, buffers: list[np.ndarray],
             np.sum(share, axis=2, out=out[:, first:last])
 
     firsts = range(0, m, step)
-    if (pool is None or len(buffers) == 1 or len(firsts) < 2 * len(buffers)
-            or a * m * m < _THREADED_ENTRIES):
+    if pool is None or len(firsts) < 2 * len(buffers) or a * m * m < _THREADED_ENTRIES:
         blocks(firsts, buffers[0])
         return out
     per_thread = -(-len(firsts) // len(buffers))
@@ -367,8 +366,7 @@ def _share_sums(e: np.ndarray, total: np.ndarray, buffers: list[np.ndarray],
         with np.errstate(**settings):
             blocks(firsts, buffer)
 
-    for done in pool.map(in_thread, runs, buffers):
-        assert done is None
+    list(pool.map(in_thread, runs, buffers))  # waits, and re-raises a thread's error
     return out
 
 
