@@ -1,0 +1,172 @@
+"""The raw TabICL forward of one ensemble member, in numpy: column embedding → row
+interaction → in-context learning → head (``tabicl._model.tabicl.TabICL``), with both KV
+caches.
+
+:func:`fit_context` runs a member's context rows once per split and keeps what query rows
+need: the column stage's hidden points and the ICL stage's context keys/values (one set
+per node of the class tree above ``max_classes`` classes). :func:`predict_queries` then
+runs query rows alone, in fixed blocks of :data:`QUERY_BLOCK` rows (the last block
+zero-padded), so every matrix product has the same shape whatever the batch and a row's
+output is bit-identical however the caller batches its queries. :func:`forward` is the
+package's ``TabICL.forward`` in eval mode (logits, or ``T · log(p + 1e-6)`` through the
+class tree; raw quantiles for regression), and :func:`stages` exposes every stage's output
+for tests.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import column, icl, row
+from .layers import as_float32
+
+QUERY_BLOCK = 64
+SOFTMAX_TEMPERATURE = 0.9
+TREE_EPS = 1e-6
+
+
+class TabICLModel:
+    """A checkpoint's stages, ready to run: ``TabICLModel(config, tensors)``."""
+
+    def __init__(self, config: dict, tensors: dict[str, np.ndarray]):
+        self.config = dict(config)
+        self.tensors = {k: as_float32(v) for k, v in tensors.items()}
+        self.column = column.ColumnStage(self.tensors, self.config)
+        self.row = row.RowStage(self.tensors, self.config)
+        self.icl = icl.ICLStage(self.tensors, self.config)
+        self.max_classes = int(self.config["max_classes"])
+
+    @property
+    def task(self) -> str:
+        return "regression" if self.max_classes == 0 else "classification"
+
+
+@dataclass
+class Timings:
+    """Milliseconds per stage: column embedding, each row block, each ICL layer, head."""
+
+    embed: float = 0.0
+    row: list[float] = field(default_factory=list)
+    icl: list[float] = field(default_factory=list)
+    head: float = 0.0
+
+    def as_dict(self) -> dict:
+        layers = self.row + self.icl
+        return {"embed": self.embed, "layers": layers, "head": self.head,
+                "total": self.embed + sum(layers) + self.head}
+
+
+@dataclass
+class MemberContext:
+    """What a member's query rows need from its context: both caches (or the tree)."""
+
+    column: column.ColumnCache
+    icl: icl.ICLContext | None
+    tree: icl.ClassTree | None
+    n_classes: int
+    timings: Timings
+
+
+def _labels(model: TabICLModel, y_train: np.ndarray) -> np.ndarray:
+    y = np.asarray(y_train, dtype=np.float32)
+    if y.ndim != 1 or not np.isfinite(y).all():
+        raise ValueError("TabICL context targets must be a finite 1-D array")
+    if model.max_classes > 0 and (np.any(y < 0) or np.any(y != np.round(y))):
+        raise ValueError("TabICL class labels must be integers 0 … C−1")
+    return y
+
+
+def fit_context(model: TabICLModel, x_train: np.ndarray, y_train: np.ndarray,
+                clock: Callable[[], float] = time.perf_counter) -> MemberContext:
+    """Run the context rows (N, H) with targets (N,) once and keep both caches."""
+    x = as_float32(x_train)
+    y = _labels(model, y_train)
+    timings = Timings(row=[0.0] * len(model.row.blocks), icl=[0.0] * len(model.icl.blocks))
+    t0 = clock()
+    emb, col_cache = column.embed_context(model.column, x, y)
+    timings.embed += (clock() - t0) * 1e3
+    r_train = row.interact(model.row, emb, timings.row, clock)
+    del emb
+    n_classes = len(np.unique(y)) if model.max_classes > 0 else 0
+    if model.max_classes > 0 and n_classes > model.max_classes:
+        t0 = clock()
+        tree = icl.fit_tree(model.icl, r_train, y)
+        timings.icl[0] += (clock() - t0) * 1e3
+        return MemberContext(col_cache, None, tree, n_classes, timings)
+    context = icl.fit_context(model.icl, r_train, y, timings.icl, clock)
+    return MemberContext(col_cache, context, None, n_classes, timings)
+
+
+def _query_block(model: TabICLModel, context: MemberContext, x: np.ndarray,
+                 timings: Timings, clock) -> np.ndarray:
+    t0 = clock()
+    emb = column.embed_queries(model.column, context.column, x)
+    timings.embed += (clock() - t0) * 1e3
+    r = row.interact(model.row, emb, timings.row, clock)
+    if context.tree is not None:
+        t0 = clock()
+        probs = icl.tree_probabilities(model.icl, context.tree, r, context.n_classes,
+                                       SOFTMAX_TEMPERATURE)
+        out = np.float32(SOFTMAX_TEMPERATURE) * np.log(probs + np.float32(TREE_EPS))
+        timings.icl[-1] += (clock() - t0) * 1e3
+        return out
+    hidden = icl.query(model.icl, context.icl, r, timings.icl, clock)
+    t0 = clock()
+    out = icl.logits(model.icl, context.icl, hidden)
+    timings.head += (clock() - t0) * 1e3
+    return out
+
+
+def predict_queries(model: TabICLModel, context: MemberContext, x_test: np.ndarray,
+                    clock: Callable[[], float] = time.perf_counter,
+                    timings: Timings | None = None) -> np.ndarray:
+    """Query rows (M, H) → logits (M, C) or raw quantiles (M, Q), from the caches."""
+    x = as_float32(x_test)
+    timings = timings if timings is not None else Timings(
+        row=[0.0] * len(model.row.blocks), icl=[0.0] * len(model.icl.blocks))
+    outs = []
+    for start in range(0, x.shape[0], QUERY_BLOCK):
+        block = x[start:start + QUERY_BLOCK]
+        n = block.shape[0]
+        if n < QUERY_BLOCK:
+            block = np.concatenate([block, np.zeros((QUERY_BLOCK - n, x.shape[1]), np.float32)])
+        outs.append(_query_block(model, context, block, timings, clock)[:n])
+    width = context.n_classes if model.max_classes > 0 else model.config["num_quantiles"]
+    return np.concatenate(outs) if outs else np.zeros((0, width), np.float32)
+
+
+def forward(model: TabICLModel, x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray,
+            clock: Callable[[], float] = time.perf_counter) -> tuple[np.ndarray, dict]:
+    """One member's raw output for ``x_test`` and its timings (ms, T_fold's parts)."""
+    context = fit_context(model, x_train, y_train, clock)
+    out = predict_queries(model, context, x_test, clock, context.timings)
+    return out, context.timings.as_dict()
+
+
+def stages(model: TabICLModel, x_train: np.ndarray, y_train: np.ndarray,
+           x_test: np.ndarray) -> dict[str, np.ndarray]:
+    """Every stage's output for context and query rows together (T = N + M rows), for
+    tests against the package: ``column`` (T, G, E), ``row`` (T, C · E), ``icl`` (M, D)
+    (the last ICL layer before the head; absent above ``max_classes``) and ``output``."""
+    x_train, x_test = as_float32(x_train), as_float32(x_test)
+    y = _labels(model, y_train)
+    emb_train, cache = column.embed_context(model.column, x_train, y)
+    emb_test = column.embed_queries(model.column, cache, x_test)
+    r_train = row.interact(model.row, emb_train)
+    r_test = row.interact(model.row, emb_test)
+    out = {"column": np.concatenate([emb_train, emb_test]),
+           "row": np.concatenate([r_train, r_test])}
+    n_classes = len(np.unique(y)) if model.max_classes > 0 else 0
+    if model.max_classes == 0 or n_classes <= model.max_classes:
+        context = icl.fit_context(model.icl, r_train, y)
+        out["icl"] = icl.query(model.icl, context, r_test)
+        out["output"] = icl.logits(model.icl, context, out["icl"])
+    else:
+        tree = icl.fit_tree(model.icl, r_train, y)
+        probs = icl.tree_probabilities(model.icl, tree, r_test, n_classes, SOFTMAX_TEMPERATURE)
+        out["output"] = np.float32(SOFTMAX_TEMPERATURE) * np.log(probs + np.float32(TREE_EPS))
+    return out
