@@ -6,7 +6,8 @@ also writes one self-contained ``report.html``. Column options mirror :func:`loa
 options under their :func:`load_df` names from a JSON file or a flat ``key: value``
 YAML file (no YAML library needed for that subset). ``arenalite splits`` persists the
 splits of bundled datasets and ``arenalite run`` runs in-context models on them,
-writing the results table that the other commands read.
+writing the results table that the other commands read. ``arenalite convert tabicl
+CKPT -o OUT.safetensors`` turns a TabICL checkpoint into safetensors, without torch.
 
 A user mistake (a missing file or column, a bad value, an unknown model) ends with
 ``arenalite: error: <message>`` on stderr and exit status 2, as argparse's own errors
@@ -493,6 +494,18 @@ def build_parser() -> argparse.ArgumentParser:
                      help="with --runner webgpu: the Vulkan driver manifest to use, e.g. "
                           "/usr/lib/chromium/vk_swiftshader_icd.json (SwiftShader, software; "
                           "default: the system's Vulkan drivers)")
+    convert = sub.add_parser("convert", help="convert a model checkpoint to safetensors "
+                                             "(read without torch)",
+                             description="convert a model checkpoint to safetensors, the "
+                                         "config in its metadata (read without torch)")
+    convert.add_argument("model", choices=["tabicl"],
+                         help="the checkpoint's model: tabicl (the tabicl package's .ckpt)")
+    convert.add_argument("checkpoint", help="the checkpoint file: a .ckpt (torch.save's zip) "
+                                            "or an arenalite .safetensors")
+    convert.add_argument("--output", "-o", required=True, metavar="OUT.safetensors",
+                         help="the safetensors file to write (required, no default)")
+    convert.add_argument("--debug", action="store_true",
+                         help="show the Python traceback of an error (default: off)")
     parser.commands = dict(sub.choices)  # type: ignore[attr-defined]
     return parser
 
@@ -672,8 +685,25 @@ def warning_printer(log: Callable[[str], None] = _log) -> Callable[..., None]:
     return show
 
 
+def convert_checkpoint(args: argparse.Namespace) -> Path:
+    """``arenalite convert tabicl CKPT -o OUT``: read and check the checkpoint, write it as
+    safetensors; returns the path written."""
+    from .models.tabicl import checkpoint  # only this command needs it
+
+    out = Path(args.output)
+    if out.is_dir():
+        raise IsADirectoryError(f"output {str(out)!r} (--output) is a directory; name the "
+                                ".safetensors file to write")
+    if not out.parent.is_dir():
+        raise FileNotFoundError(f"the folder of output {str(out)!r} (--output) does not exist")
+    return checkpoint.convert(args.checkpoint, out)
+
+
 def run_command(args: argparse.Namespace) -> int:
     """Do what ``args`` ask; errors propagate (``main`` reports them)."""
+    if args.command == "convert":
+        print(convert_checkpoint(args))
+        return 0
     out = Path(args.output)
     try:
         out.mkdir(parents=True, exist_ok=True)

@@ -22,15 +22,20 @@ DTYPES = {"F32": "<f4", "F64": "<f8", "F16": "<f2"}
 MAX_HEADER = 100_000_000
 
 
-def read(path: str | PathLike) -> tuple[dict[str, str], dict[str, np.ndarray]]:
-    """``(metadata, tensors)`` of a safetensors file; tensors as C-ordered float32 arrays."""
+def read(path: str | PathLike, *,
+         finite: bool = True) -> tuple[dict[str, str], dict[str, np.ndarray]]:
+    """``(metadata, tensors)`` of a safetensors file; tensors as C-ordered float32 arrays.
+
+    ``finite=False`` accepts NaN and infinite values (by default a tensor holding one is
+    rejected)."""
     p = Path(path)
     if not p.is_file():
         raise ValueError(f"weights file {str(p)!r} does not exist")
-    return parse(p.read_bytes(), p.name)
+    return parse(p.read_bytes(), p.name, finite=finite)
 
 
-def parse(data: bytes, name: str = "<bytes>") -> tuple[dict[str, str], dict[str, np.ndarray]]:
+def parse(data: bytes, name: str = "<bytes>", *,
+          finite: bool = True) -> tuple[dict[str, str], dict[str, np.ndarray]]:
     """Like :func:`read`, on the file's bytes; ``name`` is used in error messages."""
     if len(data) < 8:
         raise ValueError(f"weights file {name!r} is {len(data)} bytes long; a safetensors "
@@ -52,7 +57,7 @@ def parse(data: bytes, name: str = "<bytes>") -> tuple[dict[str, str], dict[str,
     buffer = memoryview(data)[8 + n:]
     tensors, spans = {}, []
     for tensor, entry in header.items():
-        arr, span = _tensor(tensor, entry, buffer, name)
+        arr, span = _tensor(tensor, entry, buffer, name, finite)
         tensors[tensor] = arr
         spans.append((*span, tensor))
     spans.sort()
@@ -62,7 +67,7 @@ def parse(data: bytes, name: str = "<bytes>") -> tuple[dict[str, str], dict[str,
     return metadata, tensors
 
 
-def _tensor(tensor: str, entry: object, buffer: memoryview, name: str):
+def _tensor(tensor: str, entry: object, buffer: memoryview, name: str, finite: bool = True):
     if not isinstance(entry, dict) or set(entry) != {"dtype", "shape", "data_offsets"}:
         raise ValueError(f"weights file {name!r}: tensor {tensor!r} must have exactly the keys "
                          f"dtype, shape, data_offsets; got {entry!r}")
@@ -88,19 +93,20 @@ def _tensor(tensor: str, entry: object, buffer: memoryview, name: str):
         raise ValueError(f"weights file {name!r}: tensor {tensor!r} ends at byte {end} of a "
                          f"{len(buffer)}-byte buffer (the file is truncated)")
     arr = np.frombuffer(buffer[begin:end], dtype=DTYPES[dtype]).reshape(shape)
-    if not np.isfinite(arr).all():
+    if finite and not np.isfinite(arr).all():
         raise ValueError(f"weights file {name!r}: tensor {tensor!r} has non-finite values")
     return np.ascontiguousarray(arr, dtype=np.float32), (begin, end)
 
 
 def write(path: str | PathLike, tensors: dict[str, np.ndarray],
-          metadata: dict[str, str] | None = None) -> Path:
-    """Write float32 ``tensors`` (sorted by name, contiguous) and string ``metadata``."""
+          metadata: dict[str, str] | None = None, *, finite: bool = True) -> Path:
+    """Write float32 ``tensors`` (sorted by name, contiguous) and string ``metadata``;
+    ``finite=False`` writes NaN and infinite values too (by default they are refused)."""
     header: dict = {"__metadata__": dict(metadata or {})}
     chunks, offset = [], 0
     for tensor in sorted(tensors):
         arr = np.asarray(tensors[tensor], dtype=np.float64)
-        if not np.isfinite(arr).all():
+        if finite and not np.isfinite(arr).all():
             raise ValueError(f"tensor {tensor!r} has non-finite values")
         raw = np.ascontiguousarray(arr, dtype="<f4").tobytes()
         header[tensor] = {"dtype": "F32", "shape": list(arr.shape),

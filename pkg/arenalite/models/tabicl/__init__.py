@@ -1,0 +1,1 @@
+"""TabICLv2 (the ``tabicl`` package, BSD-3): numpy reference of its forward and its checkpoints."""

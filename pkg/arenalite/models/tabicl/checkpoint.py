@@ -1,0 +1,542 @@
+"""TabICL checkpoints without torch: the package's ``.ckpt`` files and arenalite's safetensors.
+
+The ``tabicl`` package saves ``torch.save({"config": ..., "state_dict": ..., ...})`` (its
+training loop adds ``optimizer_state``, ``scheduler_state`` and ``curr_step``). That is
+torch's zip serialization: ``<archive>/data.pkl`` pickles the object, each tensor as
+``torch._utils._rebuild_tensor_v2(storage, offset, size, stride, ...)`` with its storage a
+persistent id ``("storage", torch.FloatStorage, key, location, numel)`` whose bytes are the
+zip record ``<archive>/data/<key>``; ``<archive>/byteorder`` says ``little`` or ``big``.
+
+:func:`read_checkpoint` reads data.pkl with a restricted unpickler that knows only the
+classes such a file holds (:data:`ALLOWED`); any other class is refused before anything is
+called, so a hostile file cannot run code. Tensors are references until the state dict's
+are materialized (the optimizer's are never read). The config is completed with
+``TabICL.__init__``'s defaults (:data:`CONFIG_DEFAULTS`) and checked, and the state dict
+must hold exactly the tensors :func:`expected_shapes` derives from it, with those shapes.
+
+The same checkpoint as safetensors (:func:`write_safetensors`, :func:`convert`): float32
+tensors, metadata ``{"format": "arenalite.tabicl", "version": "1", "config": <JSON>}``.
+:func:`read_checkpoint` tells the two formats apart by their first bytes.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import pickle
+import struct
+import zipfile
+import zlib
+from dataclasses import dataclass
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .. import safetensors
+
+FORMAT = "arenalite.tabicl"
+VERSION = "1"
+CONFIG_DEFAULTS: dict[str, Any] = {
+    "max_classes": 10, "num_quantiles": 999, "embed_dim": 128,
+    "col_num_blocks": 3, "col_nhead": 8, "col_num_inds": 128, "col_affine": False,
+    "col_feature_group": "same", "col_feature_group_size": 3, "col_target_aware": True,
+    "col_ssmax": "qassmax-mlp-elementwise",
+    "row_num_blocks": 3, "row_nhead": 8, "row_num_cls": 4, "row_rope_base": 100000,
+    "row_rope_interleaved": True,
+    "icl_num_blocks": 12, "icl_nhead": 8, "icl_ssmax": "qassmax-mlp-elementwise",
+    "ff_factor": 2, "dropout": 0.0, "activation": "gelu", "norm_first": True,
+    "bias_free_ln": False, "zero_init": True, "recompute": False,
+}
+"""``tabicl._model.tabicl.TabICL.__init__``'s parameters and defaults (tabicl 2.2.0), in order."""
+SSMAX_KINDS = ("none", "ssmax", "ssmax-mlp", "ssmax-mlp-elementwise", "qassmax-mlp",
+               "qassmax-mlp-elementwise")
+SSMAX_HIDDEN = 64
+"""Hidden width of the SSMax MLPs (fixed in ``tabicl._model.ssmax``)."""
+ACTIVATIONS = ("gelu", "relu")
+"""The activations ``nn.TransformerEncoderLayer`` takes by name."""
+MAX_PICKLE = 1 << 28
+"""Largest data.pkl read (bytes); a TabICL checkpoint's is well under a megabyte."""
+
+_STORAGES = {
+    "FloatStorage": "f4", "HalfStorage": "f2", "BFloat16Storage": "bf16",
+    "DoubleStorage": "f8", "LongStorage": "i8", "IntStorage": "i4", "ShortStorage": "i2",
+    "CharStorage": "i1", "ByteStorage": "u1", "BoolStorage": "b1",
+}
+"""torch's typed storage classes as pickled by ``torch.save`` → element type."""
+_FLOAT_STORAGES = ("FloatStorage", "HalfStorage", "BFloat16Storage", "DoubleStorage")
+ALLOWED = (
+    ("torch._utils", "_rebuild_tensor_v2"), ("torch._utils", "_rebuild_tensor"),
+    ("torch._utils", "_rebuild_parameter"), ("torch._utils", "_rebuild_parameter_with_state"),
+    ("collections", "OrderedDict"), ("torch", "Size"),
+    ("builtins", "set"), ("builtins", "frozenset"),
+    *(("torch", name) for name in _STORAGES),
+)
+"""Every (module, name) the unpickler resolves; anything else is refused."""
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """A TabICL checkpoint: its full config and its float32 tensors by state-dict name."""
+
+    config: dict
+    tensors: dict[str, np.ndarray]
+    path: Path | None = None
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.tensors[name]
+
+
+# --- config and the state dict it implies -------------------------------------------------
+
+
+def check_config(config: object, where: str = "TabICL config") -> dict:
+    """``config`` completed with :data:`CONFIG_DEFAULTS` (in their order) and checked.
+
+    Values are kept as given (``col_ssmax`` may be a bool or a name, ``col_feature_group``
+    a bool, ``"same"`` or ``"valid"``). Unknown keys, wrong types and head counts that do not
+    divide their width raise ValueError starting with ``where``.
+    """
+    if not isinstance(config, dict):
+        raise ValueError(f"{where}: the config must be a dict, got {type(config).__name__}")
+    unknown = [k for k in config if k not in CONFIG_DEFAULTS]
+    if unknown:
+        raise ValueError(f"{where}: unknown config keys {sorted(map(str, unknown))} (TabICL "
+                         f"takes {list(CONFIG_DEFAULTS)})")
+    out = {key: config.get(key, default) for key, default in CONFIG_DEFAULTS.items()}
+
+    def fail(key: str, what: str) -> ValueError:
+        return ValueError(f"{where}: {key!r} must be {what}, got {out[key]!r}")
+
+    def integer(value: object) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool)
+
+    for key in ("embed_dim", "col_nhead", "col_num_inds", "col_feature_group_size",
+                "row_nhead", "row_num_cls", "icl_nhead", "ff_factor"):
+        if not integer(out[key]) or out[key] < 1:
+            raise fail(key, "a positive integer")
+    for key in ("max_classes", "num_quantiles", "col_num_blocks", "row_num_blocks",
+                "icl_num_blocks"):
+        if not integer(out[key]) or out[key] < 0:
+            raise fail(key, "a non-negative integer")
+    if out["max_classes"] == 0 and out["num_quantiles"] < 1:
+        raise fail("num_quantiles", "positive for a regressor (max_classes 0)")
+    for key in ("col_affine", "col_target_aware", "row_rope_interleaved", "norm_first",
+                "bias_free_ln", "zero_init", "recompute"):
+        if not isinstance(out[key], bool):
+            raise fail(key, "true or false")
+    if out["col_feature_group"] not in (False, True, "same", "valid") or not isinstance(
+            out["col_feature_group"], bool | str):
+        raise fail("col_feature_group", "false, true, 'same' or 'valid'")
+    for key in ("col_ssmax", "icl_ssmax"):
+        if not isinstance(out[key], bool) and out[key] not in SSMAX_KINDS:
+            raise fail(key, f"true, false or one of {list(SSMAX_KINDS)}")
+    rope = out["row_rope_base"]
+    if isinstance(rope, bool) or not isinstance(rope, int | float) or not 0 < rope < math.inf:
+        raise fail("row_rope_base", "a positive number")
+    dropout = out["dropout"]
+    if isinstance(dropout, bool) or not isinstance(dropout, int | float) or not 0 <= dropout <= 1:
+        raise fail("dropout", "a number in [0, 1]")
+    if out["activation"] not in ACTIVATIONS:
+        raise fail("activation", f"one of {list(ACTIVATIONS)}")
+    icl_dim = out["embed_dim"] * out["row_num_cls"]
+    for key, width in (("col_nhead", out["embed_dim"]), ("row_nhead", out["embed_dim"]),
+                       ("icl_nhead", icl_dim)):
+        if width % out[key]:
+            what = "embed_dim" if key != "icl_nhead" else "embed_dim × row_num_cls"
+            raise ValueError(f"{where}: {key}={out[key]} does not divide {what} = {width}")
+    if out["embed_dim"] // out["row_nhead"] == 2:
+        raise ValueError(f"{where}: row heads of width 2 (embed_dim={out['embed_dim']}, "
+                         f"row_nhead={out['row_nhead']}) are not possible: TabICL's rotary "
+                         "embedding divides by the head width minus 2")
+    return out
+
+
+def _ssmax_kind(value: bool | str) -> str:
+    return ("qassmax-mlp-elementwise" if value else "none") if isinstance(value, bool) else value
+
+
+def _attention_block(p: str, d: int, heads: int, ff: int, ssmax: str,
+                     bias_free_ln: bool) -> dict[str, tuple[int, ...]]:
+    """One ``MultiheadAttentionBlock`` (an ``nn.TransformerEncoderLayer`` whose self_attn is
+    replaced by ``attn``): its state-dict entries in order."""
+    shapes: dict[str, tuple[int, ...]] = {
+        p + "linear1.weight": (ff, d), p + "linear1.bias": (ff,),
+        p + "linear2.weight": (d, ff), p + "linear2.bias": (d,)}
+    for norm in ("norm1", "norm2"):
+        shapes[p + norm + ".weight"] = (d,)
+        if not bias_free_ln:
+            shapes[p + norm + ".bias"] = (d,)
+    shapes.update({p + "attn.in_proj_weight": (3 * d, d), p + "attn.in_proj_bias": (3 * d,),
+                   p + "attn.out_proj.weight": (d, d), p + "attn.out_proj.bias": (d,)})
+    s, h, hd = p + "attn.ssmax_layer.", SSMAX_HIDDEN, d // heads
+    if ssmax == "ssmax":
+        shapes[s + "scales"] = (heads,)
+    elif ssmax.startswith("ssmax-mlp"):
+        out = d if ssmax.endswith("elementwise") else heads
+        shapes.update({s + "mlp.0.weight": (h, 1), s + "mlp.0.bias": (h,),
+                       s + "mlp.2.weight": (out, h), s + "mlp.2.bias": (out,)})
+    elif ssmax.startswith("qassmax-mlp"):
+        base, query = (d, hd) if ssmax.endswith("elementwise") else (heads, 1)
+        shapes.update({s + "base_mlp.0.weight": (h, 1), s + "base_mlp.0.bias": (h,),
+                       s + "base_mlp.2.weight": (base, h), s + "base_mlp.2.bias": (base,),
+                       s + "query_mlp.0.weight": (h, hd), s + "query_mlp.0.bias": (h,),
+                       s + "query_mlp.2.weight": (query, h), s + "query_mlp.2.bias": (query,)})
+    return shapes
+
+
+def _layer_norm(p: str, d: int, bias_free_ln: bool) -> dict[str, tuple[int, ...]]:
+    return {p + "weight": (d,)} if bias_free_ln else {p + "weight": (d,), p + "bias": (d,)}
+
+
+def expected_shapes(config: dict) -> dict[str, tuple[int, ...]]:
+    """Every state-dict name of ``TabICL(**config)`` and its shape, in state-dict order.
+
+    ``config`` may omit keys (the defaults fill them) and is checked (:func:`check_config`).
+    Derived from ``tabicl._model`` (2.2.0): no buffer is persistent except the row
+    transformer's RoPE frequencies, a parameter that is never trained
+    (``row_interactor.tf_row.rope.freqs``, half a row head's width).
+    """
+    c = check_config(config)
+    e, bias_free, norm_first = c["embed_dim"], c["bias_free_ln"], c["norm_first"]
+    icl = e * c["row_num_cls"]
+    classes = c["max_classes"]
+    shapes: dict[str, tuple[int, ...]] = {}
+    # column embedder (tabicl._model.embedding.ColEmbedding, SetTransformer of ISAB blocks)
+    p = "col_embedder."
+    width = c["col_feature_group_size"] if c["col_feature_group"] else 1
+    shapes.update({p + "in_linear.weight": (e, width), p + "in_linear.bias": (e,)})
+    for i in range(c["col_num_blocks"]):
+        b = f"{p}tf_col.blocks.{i}."
+        shapes[b + "ind_vectors"] = (c["col_num_inds"], e)
+        shapes.update(_attention_block(b + "multihead_attn1.", e, c["col_nhead"],
+                                       e * c["ff_factor"], _ssmax_kind(c["col_ssmax"]),
+                                       bias_free))
+        shapes.update(_attention_block(b + "multihead_attn2.", e, c["col_nhead"],
+                                       e * c["ff_factor"], "none", bias_free))
+    if c["col_target_aware"]:
+        shapes.update({p + "y_encoder.weight": (e, classes if classes else 1),
+                       p + "y_encoder.bias": (e,)})
+    if c["col_affine"]:
+        for part in ("w", "b"):
+            shapes.update({f"{p}out_{part}.weight": (e, e), f"{p}out_{part}.bias": (e,)})
+            if norm_first:
+                shapes.update(_layer_norm(f"{p}ln_{part}.", e, bias_free))
+    # row interactor (tabicl._model.interaction.RowInteraction)
+    p = "row_interactor."
+    shapes[p + "cls_tokens"] = (c["row_num_cls"], e)
+    for i in range(c["row_num_blocks"]):
+        shapes.update(_attention_block(f"{p}tf_row.blocks.{i}.", e, c["row_nhead"],
+                                       e * c["ff_factor"], "none", bias_free))
+    shapes[p + "tf_row.rope.freqs"] = ((e // c["row_nhead"]) // 2,)
+    if norm_first:
+        shapes.update(_layer_norm(p + "out_ln.", e, bias_free))
+    # in-context learner (tabicl._model.learning.ICLearning)
+    p = "icl_predictor."
+    for i in range(c["icl_num_blocks"]):
+        shapes.update(_attention_block(f"{p}tf_icl.blocks.{i}.", icl, c["icl_nhead"],
+                                       icl * c["ff_factor"], _ssmax_kind(c["icl_ssmax"]),
+                                       bias_free))
+    if norm_first:
+        shapes.update(_layer_norm(p + "ln.", icl, bias_free))
+    out_dim = classes if classes else c["num_quantiles"]
+    shapes.update({p + "y_encoder.weight": (icl, classes if classes else 1),
+                   p + "y_encoder.bias": (icl,),
+                   p + "decoder.0.weight": (2 * icl, icl), p + "decoder.0.bias": (2 * icl,),
+                   p + "decoder.2.weight": (out_dim, 2 * icl), p + "decoder.2.bias": (out_dim,)})
+    return shapes
+
+
+def check_tensors(config: dict, tensors: dict[str, np.ndarray],
+                  where: str) -> dict[str, np.ndarray]:
+    """``tensors`` in state-dict order after checking they are exactly the config's, with
+    its shapes; ValueError names the missing, unexpected or wrong-shaped tensor."""
+    shapes = expected_shapes(config)
+    missing = [n for n in shapes if n not in tensors]
+    extra = [n for n in tensors if n not in shapes]
+    if missing or extra:
+        parts = []
+        if missing:
+            parts.append(f"missing tensors {_few(missing)}")
+        if extra:
+            parts.append(f"unexpected tensors {_few(extra)}")
+        raise ValueError(f"{where}: {' and '.join(parts)} for its config (TabICL with "
+                         f"{_brief(config)} has {len(shapes)} tensors)")
+    for name, shape in shapes.items():
+        got = tuple(np.shape(tensors[name]))
+        if got != shape:
+            raise ValueError(f"{where}: tensor {name!r} has shape {list(got)}, expected "
+                             f"{list(shape)} for its config")
+    return {name: tensors[name] for name in shapes}
+
+
+def _few(names: list[str], limit: int = 8) -> str:
+    shown = ", ".join(repr(n) for n in names[:limit])
+    return f"[{shown}{f', … {len(names) - limit} more' if len(names) > limit else ''}]"
+
+
+def _brief(config: dict) -> str:
+    keys = ("max_classes", "embed_dim", "col_num_blocks", "row_num_blocks", "icl_num_blocks")
+    return ", ".join(f"{k}={config.get(k, CONFIG_DEFAULTS[k])}" for k in keys)
+
+
+# --- the restricted unpickler -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _StorageType:
+    name: str
+
+
+@dataclass(frozen=True)
+class _Storage:
+    kind: str
+    key: str
+    numel: int
+
+
+@dataclass(frozen=True)
+class _TensorRef:
+    storage: _Storage
+    offset: int
+    size: tuple[int, ...]
+    stride: tuple[int, ...]
+
+
+class _Refused(Exception):
+    """A class outside :data:`ALLOWED` (or a malformed tensor record), raised mid-load."""
+
+
+def _index_tuple(value: object, what: str) -> tuple[int, ...]:
+    if isinstance(value, list):
+        value = tuple(value)
+    if not isinstance(value, tuple) or not all(
+            isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value):
+        raise _Refused(f"a tensor's {what} is {value!r}, not a tuple of non-negative integers")
+    return value
+
+
+def _rebuild_tensor(storage: object = None, offset: object = None, size: object = None,
+                    stride: object = None, *_: object) -> _TensorRef:
+    if not isinstance(storage, _Storage):
+        raise _Refused(f"a tensor is built on {type(storage).__name__}, not a saved storage")
+    if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+        raise _Refused(f"a tensor's storage offset is {offset!r}")
+    size, stride = _index_tuple(size, "size"), _index_tuple(stride, "stride")
+    if len(size) != len(stride):
+        raise _Refused(f"a tensor has size {size} but stride {stride}")
+    return _TensorRef(storage, offset, size, stride)
+
+
+def _rebuild_parameter(data: object = None, *_: object) -> object:
+    if not isinstance(data, _TensorRef):
+        raise _Refused(f"a parameter wraps {type(data).__name__}, not a tensor")
+    return data
+
+
+class _Unpickler(pickle.Unpickler):
+    """Resolves only :data:`ALLOWED`; storages become :class:`_Storage` references."""
+
+    _FUNCTIONS = {"_rebuild_tensor_v2": _rebuild_tensor, "_rebuild_tensor": _rebuild_tensor,
+                  "_rebuild_parameter": _rebuild_parameter,
+                  "_rebuild_parameter_with_state": _rebuild_parameter}
+
+    def find_class(self, module: str, name: str) -> Any:
+        module = "builtins" if module == "__builtin__" else module
+        if (module, name) not in ALLOWED:
+            raise _Refused(f"refers to class {f'{module}.{name}'!r}, which a TabICL "
+                           "checkpoint never contains; refusing to load it")
+        if module == "torch._utils":
+            return self._FUNCTIONS[name]
+        if module == "collections":
+            from collections import OrderedDict
+
+            return OrderedDict
+        if name == "Size":
+            return tuple
+        if module == "builtins":
+            return set if name == "set" else frozenset
+        return _StorageType(name)
+
+    def persistent_load(self, pid: Any) -> _Storage:
+        if (not isinstance(pid, tuple) or len(pid) != 5 or pid[0] != "storage"
+                or not isinstance(pid[1], _StorageType) or not isinstance(pid[2], str)
+                or isinstance(pid[4], bool) or not isinstance(pid[4], int) or pid[4] < 0):
+            raise _Refused(f"has a persistent id {pid!r} that is not a torch storage record")
+        return _Storage(pid[1].name, pid[2], pid[4])
+
+
+# --- reading ------------------------------------------------------------------------------
+
+
+def read_checkpoint(path: str | PathLike) -> Checkpoint:
+    """Read a TabICL checkpoint: the package's ``.ckpt`` or arenalite's ``.safetensors``.
+
+    The format is told by content (a zip's ``PK`` or a safetensors header), not the name.
+    Every failure is a ValueError naming the file and the culprit: a truncated or corrupt
+    file, a foreign class in data.pkl, a missing ``config``/``state_dict`` or storage, a
+    tensor beyond its storage, unknown config keys, missing, unexpected or wrong-shaped
+    tensors. Non-finite values are not checked.
+    """
+    p = Path(path)
+    where = f"checkpoint {str(p)!r}"
+    if p.is_dir():
+        raise ValueError(f"{where} is a directory, not a file")
+    if not p.is_file():
+        raise ValueError(f"{where} does not exist")
+    with p.open("rb") as f:
+        head = f.read(16)
+    if head[:4] in (b"PK\x03\x04", b"PK\x05\x06"):
+        config, tensors = _read_zip(p, where)
+    elif len(head) >= 9 and head[8:9] == b"{":
+        config, tensors = _read_safetensors(p, where)
+    else:
+        raise ValueError(f"{where} is neither a torch checkpoint (a zip archive holding "
+                         "data.pkl) nor a safetensors file")
+    config = check_config(config, where)
+    return Checkpoint(config, check_tensors(config, tensors, where), p)
+
+
+def _read_safetensors(p: Path, where: str) -> tuple[object, dict[str, np.ndarray]]:
+    metadata, tensors = safetensors.read(p, finite=False)
+    for key, want in (("format", FORMAT), ("version", VERSION)):
+        if metadata.get(key) != want:
+            raise ValueError(f"{where}: safetensors metadata {key!r} must be {want!r}, got "
+                             f"{metadata.get(key)!r} (not a TabICL checkpoint written by "
+                             "arenalite)")
+    try:
+        config = json.loads(metadata.get("config", ""))
+    except json.JSONDecodeError:
+        raise ValueError(f"{where}: safetensors metadata 'config' is not JSON: "
+                         f"{metadata.get('config')!r}") from None
+    return config, tensors
+
+
+def _read_zip(p: Path, where: str) -> tuple[object, dict[str, np.ndarray]]:
+    try:
+        with zipfile.ZipFile(p) as archive:
+            return _read_archive(archive, where)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError,
+            NotImplementedError) as exc:
+        raise ValueError(f"{where} is not a readable zip archive (truncated or corrupt): "
+                         f"{exc}") from None
+
+
+def _read_archive(archive: zipfile.ZipFile, where: str) -> tuple[object, dict[str, np.ndarray]]:
+    infos = {info.filename: info for info in archive.infolist()}
+    pickles = [n for n in infos if n.endswith("/data.pkl") and n.count("/") == 1]
+    if len(pickles) != 1:
+        raise ValueError(f"{where}: a torch checkpoint holds one <archive>/data.pkl; this zip "
+                         f"holds {len(pickles)} ({_few(sorted(infos))})")
+    prefix = pickles[0][:-len("data.pkl")]
+    if infos[pickles[0]].file_size > MAX_PICKLE:
+        raise ValueError(f"{where}: data.pkl is {infos[pickles[0]].file_size} bytes, more "
+                         f"than a TabICL checkpoint's ({MAX_PICKLE})")
+    order = archive.read(prefix + "byteorder").decode("ascii", "replace").strip() \
+        if prefix + "byteorder" in infos else "little"
+    if order not in ("little", "big"):
+        raise ValueError(f"{where}: byteorder record says {order!r}, not little or big")
+    try:
+        obj = _Unpickler(io.BytesIO(archive.read(pickles[0]))).load()
+    except _Refused as exc:
+        raise ValueError(f"{where}: data.pkl {exc}") from None
+    except (pickle.UnpicklingError, EOFError, AttributeError, IndexError, KeyError,
+            TypeError, ValueError, struct.error, RecursionError, MemoryError) as exc:
+        raise ValueError(f"{where}: data.pkl is not a valid pickle ({type(exc).__name__}: "
+                         f"{exc})") from None
+    if not isinstance(obj, dict):
+        raise ValueError(f"{where}: the checkpoint holds a {type(obj).__name__}, not a dict "
+                         "with 'config' and 'state_dict'")
+    for key in ("config", "state_dict"):
+        if key not in obj:
+            raise ValueError(f"{where}: the checkpoint has no {key!r} (its keys: "
+                             f"{sorted(map(str, obj))})")
+    state = obj["state_dict"]
+    if not isinstance(state, dict):
+        raise ValueError(f"{where}: 'state_dict' is a {type(state).__name__}, not a dict")
+    _check_storages(obj, infos, prefix, where)
+    storages: dict[str, np.ndarray] = {}
+    tensors = {}
+    for name, ref in state.items():
+        if not isinstance(name, str) or not isinstance(ref, _TensorRef):
+            raise ValueError(f"{where}: state_dict entry {name!r} is a "
+                             f"{type(ref).__name__}, not a tensor")
+        tensors[name] = _materialize(name, ref, storages, archive, infos, prefix, order, where)
+    return obj["config"], tensors
+
+
+def _check_storages(obj: object, infos: dict, prefix: str, where: str) -> None:
+    """Every storage the pickle refers to (state dict or not) must be a record of the zip."""
+    seen: set[int] = set()
+    stack = [obj]
+    while stack:
+        item = stack.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, _TensorRef):
+            if prefix + "data/" + item.storage.key not in infos:
+                raise ValueError(f"{where}: storage {item.storage.key!r} is referred to but "
+                                 f"the archive has no record {prefix}data/{item.storage.key}")
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple | set | frozenset):
+            stack.extend(item)
+
+
+def _materialize(name: str, ref: _TensorRef, storages: dict[str, np.ndarray],
+                 archive: zipfile.ZipFile, infos: dict, prefix: str, order: str,
+                 where: str) -> np.ndarray:
+    storage = ref.storage
+    if storage.kind not in _FLOAT_STORAGES:
+        raise ValueError(f"{where}: tensor {name!r} is stored as torch.{storage.kind}; a "
+                         "TabICL state_dict holds floating-point tensors only")
+    if storage.key not in storages:
+        code = _STORAGES[storage.kind]
+        itemsize = 2 if code == "bf16" else int(code[1:])
+        info = infos[prefix + "data/" + storage.key]
+        if info.file_size != storage.numel * itemsize:
+            raise ValueError(f"{where}: storage {storage.key!r} (of tensor {name!r}) holds "
+                             f"{info.file_size} bytes but declares {storage.numel} elements "
+                             f"of torch.{storage.kind} ({storage.numel * itemsize} bytes)")
+        raw = archive.read(info)
+        end = "<" if order == "little" else ">"
+        if code == "bf16":
+            bits = np.frombuffer(raw, dtype=end + "u2").astype(np.uint32) << 16
+            flat = bits.view(np.float32)
+        else:
+            flat = np.frombuffer(raw, dtype=end + code).astype(np.float32)
+        storages[storage.key] = flat
+    flat = storages[storage.key]
+    if 0 not in ref.size:
+        last = ref.offset + sum((n - 1) * s for n, s in zip(ref.size, ref.stride, strict=True))
+        if last >= storage.numel:
+            raise ValueError(f"{where}: tensor {name!r} (size {list(ref.size)}, stride "
+                             f"{list(ref.stride)}, offset {ref.offset}) reaches element "
+                             f"{last} of storage {storage.key!r}, which holds "
+                             f"{storage.numel}")
+        view = np.lib.stride_tricks.as_strided(
+            flat[ref.offset:], shape=ref.size,
+            strides=tuple(s * flat.itemsize for s in ref.stride), writeable=False)
+    else:
+        view = np.zeros(ref.size, np.float32)
+    return np.array(view, dtype=np.float32, order="C")
+
+
+# --- writing ------------------------------------------------------------------------------
+
+
+def write_safetensors(checkpoint: Checkpoint, out_path: str | PathLike) -> Path:
+    """Write ``checkpoint`` as safetensors: float32 tensors in state-dict order (sorted by
+    the writer), the full config as JSON in the metadata. Returns the path written."""
+    config = check_config(checkpoint.config, "checkpoint to write")
+    tensors = check_tensors(config, checkpoint.tensors, "checkpoint to write")
+    metadata = {"format": FORMAT, "version": VERSION, "config": json.dumps(config)}
+    return safetensors.write(out_path, tensors, metadata, finite=False)
+
+
+def convert(ckpt_path: str | PathLike, out_path: str | PathLike) -> Path:
+    """Read a TabICL checkpoint (``.ckpt`` or ``.safetensors``) and write it as safetensors."""
+    return write_safetensors(read_checkpoint(ckpt_path), out_path)
