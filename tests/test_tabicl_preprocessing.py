@@ -142,7 +142,8 @@ def test_unshift_inverts_the_class_shift():
     shown = np.empty((plan.n_members, 6, 4), dtype=np.float32)
     for i, perm in enumerate(plan.class_perms):
         shown[i][:, perm] = true
-    assert np.array_equal(E.unshift(shown, plan.class_perms), np.repeat(true[None], plan.n_members, 0))
+    assert np.array_equal(E.unshift(shown, plan.class_perms),
+                          np.repeat(true[None], plan.n_members, 0))
     proba = E.aggregate_proba(shown, plan)
     assert np.allclose(proba, E.softmax(true, 0.9), atol=1e-6)
 
@@ -150,7 +151,7 @@ def test_unshift_inverts_the_class_shift():
 def test_member_labels_are_shifted():
     plan, xt = small_plan(3)
     inputs = E.member_inputs(plan, xt)
-    for perm, y in zip(plan.class_perms, inputs.y_train):
+    for perm, y in zip(plan.class_perms, inputs.y_train, strict=True):
         assert np.array_equal(y, perm[plan.y_train].astype(np.float32))
 
 
@@ -169,7 +170,7 @@ def test_member_x_is_a_column_permutation():
     inputs = E.member_inputs(plan, xt)
     methods = np.array(plan.methods)
     first = {m: int(np.flatnonzero(methods == m)[0]) for m in plan.pipelines}
-    for i, (m, perm) in enumerate(zip(plan.methods, plan.feature_perms)):
+    for i, (m, perm) in enumerate(zip(plan.methods, plan.feature_perms, strict=True)):
         j = first[m]
         back = np.empty_like(inputs.x[i])
         back[:, perm] = inputs.x[i]
@@ -252,7 +253,8 @@ def test_quantile_summary():
     (([[1.0], [2.0]], [0.5, 1.0], "binary"), {}, ValueError, "non-integer"),
     (([[1.0], [2.0]], [0, 1], "binary"), {"n_estimators": 0}, ValueError, "n_estimators"),
     (([[1.0], [2.0]], [0, 1], "binary"), {"n_estimators": True}, TypeError, "n_estimators"),
-    (([[1.0], [2.0]], [0, 1], "binary"), {"norm_methods": ["quantile"]}, ValueError, "norm_methods"),
+    (([[1.0], [2.0]], [0, 1], "binary"), {"norm_methods": ["quantile"]}, ValueError,
+     "norm_methods"),
     (([[1.0], [2.0]], [0, 1], "binary"), {"feat_shuffle_method": "x"}, ValueError,
      "feat_shuffle_method"),
     (([[1.0], [2.0]], [0, 1], "binary"), {"outlier_threshold": -1.0}, ValueError,

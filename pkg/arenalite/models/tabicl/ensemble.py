@@ -30,8 +30,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .preprocessing import NORM_METHODS, PipelineFit, fit_pipeline, impute, impute_means, \
-    kept_features, transform
+from .preprocessing import (
+    NORM_METHODS,
+    PipelineFit,
+    fit_pipeline,
+    impute,
+    impute_means,
+    kept_features,
+    transform,
+)
 
 TASKS = ("binary", "multiclass", "regression")
 SHUFFLE_METHODS = ("none", "shift", "random", "latin")
@@ -121,7 +128,7 @@ def latin_square(n: int, rng: random.Random) -> list[list[int]]:
         for i in range(len(square)):
             square[i].insert(i, sym)
     rng.shuffle(square)
-    trans = list(zip(*square))
+    trans = list(zip(*square, strict=True))
     rng.shuffle(trans)
     return [list(row) for row in trans]
 
@@ -252,7 +259,8 @@ def _check_options(n_estimators: object, feat_shuffle_method: object,
                                                              int | float | np.number):
         raise TypeError(f"outlier_threshold must be a number, got {outlier_threshold!r}")
     if not (math.isfinite(outlier_threshold) and outlier_threshold > 0):
-        raise ValueError(f"outlier_threshold must be positive and finite, got {outlier_threshold!r}")
+        raise ValueError("outlier_threshold must be positive and finite, "
+                         f"got {outlier_threshold!r}")
     if random_state is not None and (isinstance(random_state, bool)
                                      or not isinstance(random_state, int | np.integer)):
         raise TypeError(f"random_state must be an integer or None, got {random_state!r}")
