@@ -285,24 +285,35 @@ def _brief(config: dict) -> str:
 # --- the restricted unpickler -------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+def _no_build(self: object, state: object) -> None:
+    """``__setstate__`` of the records below: a pickle's BUILD opcode on one is refused."""
+    raise _Refused(f"sets the state of a {type(self).__name__.strip('_')} record, which "
+                   "torch.save never does")
+
+
+# Frozen and slotted (no __dict__ for BUILD to fill), and their own __setstate__ (the one
+# dataclasses gives a frozen slotted class would set the fields from any BUILD state).
+@dataclass(frozen=True, slots=True)
 class _StorageType:
     name: str
+    __setstate__ = _no_build
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Storage:
     kind: str
     key: str
     numel: int
+    __setstate__ = _no_build
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _TensorRef:
     storage: _Storage
     offset: int
     size: tuple[int, ...]
     stride: tuple[int, ...]
+    __setstate__ = _no_build
 
 
 class _Refused(Exception):
@@ -314,25 +325,26 @@ def _index_tuple(value: object, what: str) -> tuple[int, ...]:
         value = tuple(value)
     if not isinstance(value, tuple) or not all(
             isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value):
-        raise _Refused(f"a tensor's {what} is {value!r}, not a tuple of non-negative integers")
+        raise _Refused(f"has a tensor whose {what} is {value!r}, not a tuple of non-negative "
+                       "integers")
     return value
 
 
 def _rebuild_tensor(storage: object = None, offset: object = None, size: object = None,
                     stride: object = None, *_: object) -> _TensorRef:
     if not isinstance(storage, _Storage):
-        raise _Refused(f"a tensor is built on {type(storage).__name__}, not a saved storage")
+        raise _Refused(f"has a tensor built on a {type(storage).__name__}, not a saved storage")
     if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
-        raise _Refused(f"a tensor's storage offset is {offset!r}")
+        raise _Refused(f"has a tensor whose storage offset is {offset!r}")
     size, stride = _index_tuple(size, "size"), _index_tuple(stride, "stride")
     if len(size) != len(stride):
-        raise _Refused(f"a tensor has size {size} but stride {stride}")
+        raise _Refused(f"has a tensor of size {list(size)} but stride {list(stride)}")
     return _TensorRef(storage, offset, size, stride)
 
 
 def _rebuild_parameter(data: object = None, *_: object) -> object:
     if not isinstance(data, _TensorRef):
-        raise _Refused(f"a parameter wraps {type(data).__name__}, not a tensor")
+        raise _Refused(f"has a parameter wrapping a {type(data).__name__}, not a tensor")
     return data
 
 
@@ -392,6 +404,10 @@ def read_checkpoint(path: str | PathLike) -> Checkpoint:
         config, tensors = _read_zip(p, where)
     elif len(head) >= 9 and head[8:9] == b"{":
         config, tensors = _read_safetensors(p, where)
+    elif head[:1] == b"\x80":
+        raise ValueError(f"{where} is a bare pickle (torch's legacy format, before torch 1.6, "
+                         "or not torch's at all), which is not read: save it again with a "
+                         "recent torch.save, whose zip format is")
     else:
         raise ValueError(f"{where} is neither a torch checkpoint (a zip archive holding "
                          "data.pkl) nor a safetensors file")
@@ -418,8 +434,8 @@ def _read_zip(p: Path, where: str) -> tuple[object, dict[str, np.ndarray]]:
     try:
         with zipfile.ZipFile(p) as archive:
             return _read_archive(archive, where)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError,
-            NotImplementedError) as exc:
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError, struct.error,
+            NotImplementedError, RuntimeError) as exc:  # RuntimeError: an encrypted record
         raise ValueError(f"{where} is not a readable zip archive (truncated or corrupt): "
                          f"{exc}") from None
 
@@ -442,8 +458,7 @@ def _read_archive(archive: zipfile.ZipFile, where: str) -> tuple[object, dict[st
         obj = _Unpickler(io.BytesIO(archive.read(pickles[0]))).load()
     except _Refused as exc:
         raise ValueError(f"{where}: data.pkl {exc}") from None
-    except (pickle.UnpicklingError, EOFError, AttributeError, IndexError, KeyError,
-            TypeError, ValueError, struct.error, RecursionError, MemoryError) as exc:
+    except Exception as exc:  # whatever malformed opcodes raise: the pickle is not valid
         raise ValueError(f"{where}: data.pkl is not a valid pickle ({type(exc).__name__}: "
                          f"{exc})") from None
     if not isinstance(obj, dict):
@@ -457,13 +472,19 @@ def _read_archive(archive: zipfile.ZipFile, where: str) -> tuple[object, dict[st
     if not isinstance(state, dict):
         raise ValueError(f"{where}: 'state_dict' is a {type(state).__name__}, not a dict")
     _check_storages(obj, infos, prefix, where)
-    storages: dict[str, np.ndarray] = {}
-    tensors = {}
+    uses: dict[str, int] = {}
     for name, ref in state.items():
         if not isinstance(name, str) or not isinstance(ref, _TensorRef):
             raise ValueError(f"{where}: state_dict entry {name!r} is a "
                              f"{type(ref).__name__}, not a tensor")
+        uses[ref.storage.key] = uses.get(ref.storage.key, 0) + 1
+    storages: dict[str, np.ndarray] = {}
+    tensors = {}
+    for name, ref in state.items():
         tensors[name] = _materialize(name, ref, storages, archive, infos, prefix, order, where)
+        uses[ref.storage.key] -= 1
+        if not uses[ref.storage.key]:  # its last tensor: let the storage go
+            storages.pop(ref.storage.key)
     return obj["config"], tensors
 
 
@@ -507,7 +528,7 @@ def _materialize(name: str, ref: _TensorRef, storages: dict[str, np.ndarray],
             bits = np.frombuffer(raw, dtype=end + "u2").astype(np.uint32) << 16
             flat = bits.view(np.float32)
         else:
-            flat = np.frombuffer(raw, dtype=end + code).astype(np.float32)
+            flat = np.frombuffer(raw, dtype=end + code).astype(np.float32, copy=False)
         storages[storage.key] = flat
     flat = storages[storage.key]
     if 0 not in ref.size:
