@@ -467,6 +467,12 @@ def test_storage_problems(tmp_path, tiny):
     refused(hand_built(tmp_path / "numel.ckpt", tiny.config, tiny.tensors, edit=edit_numel),
             "'icl_predictor.ln.weight'", "holds 32 bytes", "declares 9 elements")
 
+    def edit_shared(name, fields):  # a second claim on storage 0, larger than it is
+        if name == "col_embedder.in_linear.bias":
+            fields[0], fields[1] = "0", 10**6
+    refused(hand_built(tmp_path / "shared.ckpt", tiny.config, tiny.tensors, edit=edit_shared),
+            "'col_embedder.in_linear.bias'", "storage '0'", "1000000 elements")
+
     path = hand_built(tmp_path / "gone.ckpt", tiny.config, tiny.tensors)
     with zipfile.ZipFile(path) as z:
         records = {i.filename: z.read(i) for i in z.infolist()}

@@ -406,8 +406,8 @@ def read_checkpoint(path: str | PathLike) -> Checkpoint:
         config, tensors = _read_safetensors(p, where)
     elif head[:1] == b"\x80":
         raise ValueError(f"{where} is a bare pickle (torch's legacy format, before torch 1.6, "
-                         "or not torch's at all), which is not read: save it again with a "
-                         "recent torch.save, whose zip format is")
+                         "or not torch's at all), which is not read; torch.save of torch 1.6 "
+                         "or later writes the zip format read here")
     else:
         raise ValueError(f"{where} is neither a torch checkpoint (a zip archive holding "
                          "data.pkl) nor a safetensors file")
@@ -478,7 +478,7 @@ def _read_archive(archive: zipfile.ZipFile, where: str) -> tuple[object, dict[st
             raise ValueError(f"{where}: state_dict entry {name!r} is a "
                              f"{type(ref).__name__}, not a tensor")
         uses[ref.storage.key] = uses.get(ref.storage.key, 0) + 1
-    storages: dict[str, np.ndarray] = {}
+    storages: dict[str, tuple[_Storage, np.ndarray]] = {}
     tensors = {}
     for name, ref in state.items():
         tensors[name] = _materialize(name, ref, storages, archive, infos, prefix, order, where)
@@ -507,13 +507,18 @@ def _check_storages(obj: object, infos: dict, prefix: str, where: str) -> None:
             stack.extend(item)
 
 
-def _materialize(name: str, ref: _TensorRef, storages: dict[str, np.ndarray],
+def _materialize(name: str, ref: _TensorRef, storages: dict[str, tuple[_Storage, np.ndarray]],
                  archive: zipfile.ZipFile, infos: dict, prefix: str, order: str,
                  where: str) -> np.ndarray:
     storage = ref.storage
     if storage.kind not in _FLOAT_STORAGES:
         raise ValueError(f"{where}: tensor {name!r} is stored as torch.{storage.kind}; a "
                          "TabICL state_dict holds floating-point tensors only")
+    if storage.key in storages and storages[storage.key][0] != storage:
+        raise ValueError(f"{where}: tensor {name!r} declares storage {storage.key!r} as "
+                         f"{storage.numel} elements of torch.{storage.kind}, another tensor "
+                         f"as {storages[storage.key][0].numel} of "
+                         f"torch.{storages[storage.key][0].kind}")
     if storage.key not in storages:
         code = _STORAGES[storage.kind]
         itemsize = 2 if code == "bf16" else int(code[1:])
@@ -529,11 +534,11 @@ def _materialize(name: str, ref: _TensorRef, storages: dict[str, np.ndarray],
             flat = bits.view(np.float32)
         else:
             flat = np.frombuffer(raw, dtype=end + code).astype(np.float32, copy=False)
-        storages[storage.key] = flat
-    flat = storages[storage.key]
+        storages[storage.key] = (storage, flat)
+    flat = storages[storage.key][1]
     if 0 not in ref.size:
         last = ref.offset + sum((n - 1) * s for n, s in zip(ref.size, ref.stride, strict=True))
-        if last >= storage.numel:
+        if last >= flat.size:
             raise ValueError(f"{where}: tensor {name!r} (size {list(ref.size)}, stride "
                              f"{list(ref.stride)}, offset {ref.offset}) reaches element "
                              f"{last} of storage {storage.key!r}, which holds "
@@ -550,8 +555,9 @@ def _materialize(name: str, ref: _TensorRef, storages: dict[str, np.ndarray],
 
 
 def write_safetensors(checkpoint: Checkpoint, out_path: str | PathLike) -> Path:
-    """Write ``checkpoint`` as safetensors: float32 tensors in state-dict order (sorted by
-    the writer), the full config as JSON in the metadata. Returns the path written."""
+    """Write ``checkpoint`` as safetensors: its float32 tensors (the file orders them by
+    name; reading it back restores state-dict order) and its full config as JSON in the
+    metadata. Returns the path written."""
     config = check_config(checkpoint.config, "checkpoint to write")
     tensors = check_tensors(config, checkpoint.tensors, "checkpoint to write")
     metadata = {"format": FORMAT, "version": VERSION, "config": json.dumps(config)}
