@@ -38,6 +38,12 @@ def test_every_registry_model_is_reachable_from_python() -> None:
         checked = models.check_model({"name": name})
         assert checked == {"name": name, **registry.defaults(name)}
         assert models.model_label({"name": name}) == name
+        needs_weights = any(p["type"] == "weights" and p["default"] is None and "file" not in p
+                            for p in registry.entry(name)["params"].values())
+        if needs_weights:  # tabicl: the user's own checkpoint (tests/test_tabicl.py)
+            with pytest.raises(ValueError, match="needs a TabICL checkpoint: download"):
+                models.predict({"name": name}, x[:20], y[:20], x[20:], "binary")
+            continue
         out = models.predict({"name": name}, x[:20], y[:20], x[20:], "binary")
         assert out.shape == (10, 2)
 
@@ -87,7 +93,19 @@ def test_bridge_and_page_reach_every_model_and_reject_unknown_parameters_alike()
         page: message(() => modelFromInputs(e, { zz: "1" }, 1, checkModel)),
       }))));
     """)
-    assert [m["name"] for m in got] == list(models.MODELS)
+    assert [m["name"] for m in got] == list(models.WEBGPU_MODELS)
     for m in got:
         assert m["implemented"] and m["label"] == models.model_label({"name": m["name"]})
         assert m["bridge"] == m["page"] == unknown_message(m["name"]), m
+
+
+def test_a_model_without_a_webgpu_implementation_is_refused_by_the_node_runner() -> None:
+    from arenalite import node_runner
+
+    assert "tabicl" in models.MODELS and "tabicl" not in models.WEBGPU_MODELS
+    assert registry.runners("tabicl") == ["python"]
+    with pytest.raises(ValueError, match=r"model 'tabicl' has no webgpu implementation yet; "
+                       r"it runs in \['python'\] \(arenalite run --runner python\)"):
+        node_runner.model_payload({"name": "tabicl", "weights": "x.ckpt"})
+    with pytest.raises(ValueError, match="runners must be a non-empty subset"):
+        registry._check_entry({**registry.REGISTRY["knn"], "runners": ["cuda"]}, 0)

@@ -144,7 +144,7 @@ def test_page_runs_models_and_downloads_the_runner_table(site: Path, served: str
             [i.id, i.type, i.getAttribute("min"), i.getAttribute("max"), i.value])""")
         for name in datasets.names():
             page.set_checked(f"#ds-{name}", name in RUN)
-        for name in models.MODELS:  # tabular_fm has its own, smaller run below
+        for name in models.WEBGPU_MODELS:  # tabular_fm has its own, smaller run below
             page.set_checked(f"#use-{name}", name in [m["name"] for m in MODELS])
         page.fill("#n-splits", str(N_SPLITS))
         page.get_by_role("button", name="Run").click()
@@ -164,7 +164,7 @@ def test_page_runs_models_and_downloads_the_runner_table(site: Path, served: str
         blocked = list(browser.blocked)
     assert errors == [] and blocked == [], (errors, blocked)
     # the model list and its inputs come from the registry
-    assert [f[0] for f in form if f[1] == "checkbox"] == [f"use-{m}" for m in models.MODELS]
+    assert [f[0] for f in form if f[1] == "checkbox"] == [f"use-{m}" for m in models.WEBGPU_MODELS]
     assert ["knn-k", "number", "1", "64", "5"] in form
     assert ["attention-temperature", "number", "0", None, ""] in form
     assert progress == [[N_SPLITS, N_SPLITS]] * (len(RUN) * len(MODELS))
@@ -423,7 +423,7 @@ def test_page_runs_tabular_fm_and_draws_its_layers(site: Path, served: str,
         page.wait_for_selector("body[data-state=ready]")
         for name in datasets.names():
             page.set_checked(f"#ds-{name}", name == "iris")
-        for name in models.MODELS:
+        for name in models.WEBGPU_MODELS:
             page.set_checked(f"#use-{name}", name == "tabular_fm")
         page.fill("#n-splits", "2")
         page.get_by_role("button", name="Run").click()

@@ -89,6 +89,7 @@ def model_payload(model: dict[str, Any]) -> dict[str, Any]:
     """The bridge's model object: checked, defaults filled, ``label`` pinned to Python's;
     a weights parameter becomes an absolute path (node reads files) or null (default)."""
     checked = check_model(model)
+    registry.check_runner(checked["name"], "webgpu")
     out = {k: v for k, v in checked.items() if k != "label"}
     out["label"] = model_label(model)
     for key, spec in registry.entry(checked["name"])["params"].items():

@@ -11,8 +11,16 @@ import { REFERENCES } from "./reference.js";
 const PYTHON = new URL("../../pkg/arenalite/models/registry.json", import.meta.url);
 
 test("the bridge reads the registry file of arenalite.models", () => {
-  assert.deepEqual(REGISTRY, JSON.parse(readFileSync(PYTHON, "utf8")).models);
+  const all = JSON.parse(readFileSync(PYTHON, "utf8")).models;
+  assert.deepEqual(REGISTRY, all.filter((e) => (e.runners ?? ["webgpu"]).includes("webgpu")));
   assert.deepEqual(MODELS, ["knn", "attention", "icl_transformer", "tabular_fm"]);
+});
+
+test("a registry model the bridge does not run yet is refused with the runner that has it", () => {
+  assert.throws(() => checkModel({ name: "tabicl" }), {
+    message: "model 'tabicl' has no webgpu implementation yet; it runs in ['python'] " +
+      "(arenalite run --runner python)",
+  });
 });
 
 test("every registry model has a GPU implementation, a reference and a page form", () => {

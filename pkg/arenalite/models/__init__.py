@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from . import registry, tabular_fm, transformer
+from . import registry, tabicl, tabular_fm, transformer
 from .attention import attention_output, attention_weights
 from .knn import knn_output, neighbours
 from .preprocess import TASKS, Prepared, prepare
@@ -24,11 +24,13 @@ from .weights import DEFAULT_PATH, Weights, read_weights, write_weights
 
 MODELS: dict[str, dict[str, Any]] = {name: registry.defaults(name) for name in registry.REGISTRY}
 """Model name → its parameters' defaults, in the registry's order (registry.json)."""
+WEBGPU_MODELS = tuple(n for n in registry.REGISTRY if "webgpu" in registry.runners(n))
+"""The models the WebGPU bridge and the timing page run (the registry's ``runners``)."""
 COMMON_KEYS = registry.COMMON_KEYS
-SPREAD_MODELS = ("tabular_fm",)
+SPREAD_MODELS = ("tabular_fm", "tabicl")
 """Models whose regression head gives a Gaussian spread besides the mean."""
 
-__all__ = ["MODELS", "TASKS", "Weights", "check_model", "model_label", "predict",
+__all__ = ["MODELS", "TASKS", "WEBGPU_MODELS", "Weights", "check_model", "model_label", "predict",
            "predict_distribution", "predict_timed", "read_weights", "write_weights"]
 
 
@@ -84,6 +86,17 @@ def _foundation(model: dict[str, Any], prep: Prepared, clock) -> tuple[np.ndarra
     return tabular_fm.forward(fm, prep, clock)
 
 
+def _tabicl(model: dict[str, Any], prep: Prepared, clock) -> tuple[np.ndarray, dict]:
+    """TabICL from the user's checkpoint: the package's own preprocessing and ensemble on
+    the raw (validated, unstandardized) features (docs/models.md)."""
+    net = tabicl.load(model["weights"])
+    tabicl.check_task(net, prep.task, f"checkpoint {str(model['weights'])!r}")
+    settings = tabicl.Settings(**{k: model[k] for k in (
+        "n_estimators", "softmax_temperature", "outlier_threshold", "random_state")})
+    return tabicl.predict(net, prep.raw_train, prep.y_train, prep.raw_test, prep.task,
+                          prep.n_classes, settings, clock)
+
+
 def _context(model: dict[str, Any], x_train: Any, y_train: Any) -> tuple[Any, Any]:
     """The context rows a model sees: tabular_fm keeps at most its weights' max_context
     (the seeded rule of :func:`tabular_fm.context_rows`); the others see every row."""
@@ -114,7 +127,7 @@ def _sizes(prep: Prepared) -> dict[str, int | None]:
 
 
 REFERENCES = {"knn": _distance, "attention": _distance, "icl_transformer": _transformer,
-              "tabular_fm": _foundation}
+              "tabular_fm": _foundation, "tabicl": _tabicl}
 """Model name → its numpy reference ``(model, prepared data, clock) → (output, timings)``;
 one entry per registry model (a test checks it). Fixed limits are checked before it runs;
 a model with weights checks the limits its weights' config sets."""
@@ -154,7 +167,8 @@ def predict_distribution(model: dict[str, Any], X_train: Any, y_train: Any,
                          X_test: Any) -> tuple[np.ndarray, np.ndarray]:
     """Regression mean and spread (Gaussian standard deviation), both in the target's units.
 
-    Only models with a probabilistic head give a spread (``tabular_fm``); the others
+    Only models with a probabilistic head give a spread (``tabular_fm``; ``tabicl``'s
+    quantile head: the standard deviation of its members' quantiles); the others
     raise ``ValueError``. The pair feeds the gate's probabilistic track (CRPS, Gaussian NLL).
     """
     model = check_model(model)

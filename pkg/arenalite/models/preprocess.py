@@ -24,6 +24,8 @@ class Prepared:
     y_train: np.ndarray  # n, int64 labels or float64 targets
     task: str
     n_classes: int | None  # C for classification, None for regression
+    raw_train: np.ndarray | None = None  # n × F, float64, validated but not standardized
+    raw_test: np.ndarray | None = None  # m × F, float64 (models with their own preprocessing)
 
 
 def standardize(x_train: np.ndarray, x_test: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -124,4 +126,4 @@ def prepare(x_train: object, y_train: object, x_test: object, task: str,
     else:
         labels, classes = _labels(y, n_classes, task)
     s_train, s_test = standardize(xtr, xte)
-    return Prepared(s_train, s_test, labels, task, classes)
+    return Prepared(s_train, s_test, labels, task, classes, xtr, xte)

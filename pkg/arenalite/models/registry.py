@@ -4,7 +4,10 @@ Each entry has a ``name``, a one-line ``summary``, the ``tasks`` it supports, it
 ``params`` (``type`` integer | number | weights, ``default``, ``nullable``, bounds ``min``,
 ``max``, ``exclusive_min``, the bridge-only ``max_webgpu``, a weights param's default
 ``file``, ``help``) and its ``limits`` on the data (``features``, ``classes``,
-``context_rows``: an integer, or ``{"weights": KEY}`` for a key of the weights' config).
+``context_rows``: an integer, or ``{"weights": KEY}`` for a key of the weights' config),
+and optionally its ``runners`` (``python``, ``webgpu``; both when absent): a model the
+bridge does not implement yet says so here, and the bridge, the page and the Node runner
+leave it out with a message naming the runner that has it.
 The same file is read by the WebGPU bridge (``webgpu_bridge/src/registry.json`` links to
 it) and the timing page, which build their checks, labels and form from it; the
 messages of :func:`check_params` and :func:`check_limits` are the bridge's, word for word.
@@ -26,6 +29,7 @@ COMMON_KEYS = ("name", "label")
 PARAM_TYPES = ("integer", "number", "weights")
 LIMITS = {"features": "features", "classes": "classes", "context_rows": "context rows"}
 TASKS = ("binary", "multiclass", "regression")
+RUNNERS = ("python", "webgpu")
 
 
 def _check_entry(entry: Any, i: int) -> dict[str, Any]:
@@ -43,6 +47,9 @@ def _check_entry(entry: Any, i: int) -> dict[str, Any]:
         if pname in COMMON_KEYS or spec.get("type") not in PARAM_TYPES or "default" not in spec:
             raise ValueError(f"{where}: parameter {pname!r} needs a type in "
                              f"{list(PARAM_TYPES)} and a default (and is not {COMMON_KEYS})")
+    runners = entry.get("runners", list(RUNNERS))
+    if not runners or not isinstance(runners, list) or set(runners) - set(RUNNERS):
+        raise ValueError(f"{where}: runners must be a non-empty subset of {list(RUNNERS)}")
     unknown = set(entry["limits"]) - set(LIMITS)
     if unknown:
         raise ValueError(f"{where}: unknown limits {sorted(unknown)}; known: {list(LIMITS)}")
@@ -124,6 +131,19 @@ def check_params(model: Any) -> dict[str, Any]:
     for key, p in params.items():
         _check_value(name, key, p, out[key])
     return out
+
+
+def runners(name: str) -> list[str]:
+    """The runners that implement model ``name`` (``python``, ``webgpu``)."""
+    return list(entry(name).get("runners", RUNNERS))
+
+
+def check_runner(name: str, runner: str) -> None:
+    """ValueError when model ``name`` has no implementation in ``runner``."""
+    have = runners(name)
+    if runner not in have:
+        raise ValueError(f"model '{name}' has no {runner} implementation yet; it runs in "
+                         f"{describe(have)} (arenalite run --runner {have[0]})")
 
 
 def defaults(name: str) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .layers import AttentionBlock, Block, chunks, linear
+from .layers import AttentionBlock, Block, chunks, linear, ssmax_kind
 
 SKIP_VALUE = np.float32(-100.0)
 SCRATCH_FLOATS = 1 << 25
@@ -94,8 +94,7 @@ class ColumnStage:
         self.group_mode = config["col_feature_group"]
         self.group_size = config["col_feature_group_size"]
         self.max_classes = config["max_classes"]
-        ssmax = config["col_ssmax"]
-        ssmax = ("qassmax-mlp-elementwise" if ssmax else "none") if isinstance(ssmax, bool) else ssmax
+        ssmax = ssmax_kind(config["col_ssmax"])
         heads, norm_first = config["col_nhead"], config["norm_first"]
         self.blocks = [
             (self.root.sub(f"tf_col.blocks.{i}")["ind_vectors"],

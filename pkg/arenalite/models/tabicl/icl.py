@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .head import Head, decode
-from .layers import AttentionBlock, Block, chunks, softmax
+from .layers import AttentionBlock, Block, chunks, softmax, ssmax_kind
 
 SCRATCH_FLOATS = 1 << 25
 """Attention scores one chunk of context rows may hold at once (128 MiB)."""
@@ -29,8 +29,7 @@ class ICLStage:
 
     def __init__(self, tensors: dict[str, np.ndarray], config: dict):
         self.root = Block(tensors, "icl_predictor.")
-        ssmax = config["icl_ssmax"]
-        ssmax = ("qassmax-mlp-elementwise" if ssmax else "none") if isinstance(ssmax, bool) else ssmax
+        ssmax = ssmax_kind(config["icl_ssmax"])
         self.heads = config["icl_nhead"]
         self.blocks = [AttentionBlock(self.root.sub(f"tf_icl.blocks.{i}"), self.heads, ssmax,
                                       config["norm_first"])

@@ -22,6 +22,13 @@ SSMAX_KINDS = ("none", "ssmax", "ssmax-mlp", "ssmax-mlp-elementwise", "qassmax-m
                "qassmax-mlp-elementwise")
 
 
+def ssmax_kind(value: bool | str) -> str:
+    """A config's ``*_ssmax`` as a kind name (``True`` is QASSMax elementwise)."""
+    if isinstance(value, bool):
+        return "qassmax-mlp-elementwise" if value else "none"
+    return value
+
+
 def gelu(x: np.ndarray) -> np.ndarray:
     """Exact GELU, ``x · Φ(x)`` with the error function (torch's default ``gelu``)."""
     from scipy.special import erf

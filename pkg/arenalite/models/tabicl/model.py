@@ -102,7 +102,7 @@ def fit_context(model: TabICLModel, x_train: np.ndarray, y_train: np.ndarray,
 
 
 def _query_block(model: TabICLModel, context: MemberContext, x: np.ndarray,
-                 timings: Timings, clock) -> np.ndarray:
+                 timings: Timings, clock, temperature: float) -> np.ndarray:
     t0 = clock()
     emb = column.embed_queries(model.column, context.column, x)
     timings.embed += (clock() - t0) * 1e3
@@ -111,7 +111,7 @@ def _query_block(model: TabICLModel, context: MemberContext, x: np.ndarray,
         t0 = clock()
         probs = icl.tree_probabilities(model.icl, context.tree, r, context.n_classes,
                                        SOFTMAX_TEMPERATURE)
-        out = np.float32(SOFTMAX_TEMPERATURE) * np.log(probs + np.float32(TREE_EPS))
+        out = np.float32(temperature) * np.log(probs + np.float32(TREE_EPS))
         timings.icl[-1] += (clock() - t0) * 1e3
         return out
     hidden = icl.query(model.icl, context.icl, r, timings.icl, clock)
@@ -123,8 +123,13 @@ def _query_block(model: TabICLModel, context: MemberContext, x: np.ndarray,
 
 def predict_queries(model: TabICLModel, context: MemberContext, x_test: np.ndarray,
                     clock: Callable[[], float] = time.perf_counter,
-                    timings: Timings | None = None) -> np.ndarray:
-    """Query rows (M, H) → logits (M, C) or raw quantiles (M, Q), from the caches."""
+                    timings: Timings | None = None,
+                    temperature: float = SOFTMAX_TEMPERATURE) -> np.ndarray:
+    """Query rows (M, H) → logits (M, C) or raw quantiles (M, Q), from the caches.
+
+    Above ``max_classes`` classes the tree's probabilities p become the logits
+    ``temperature · log(p + 1e-6)`` (the nodes' own softmax stays at 0.9, as the package's).
+    """
     x = as_float32(x_test)
     timings = timings if timings is not None else Timings(
         row=[0.0] * len(model.row.blocks), icl=[0.0] * len(model.icl.blocks))
@@ -134,7 +139,7 @@ def predict_queries(model: TabICLModel, context: MemberContext, x_test: np.ndarr
         n = block.shape[0]
         if n < QUERY_BLOCK:
             block = np.concatenate([block, np.zeros((QUERY_BLOCK - n, x.shape[1]), np.float32)])
-        outs.append(_query_block(model, context, block, timings, clock)[:n])
+        outs.append(_query_block(model, context, block, timings, clock, temperature)[:n])
     width = context.n_classes if model.max_classes > 0 else model.config["num_quantiles"]
     return np.concatenate(outs) if outs else np.zeros((0, width), np.float32)
 
