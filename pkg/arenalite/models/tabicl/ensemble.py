@@ -4,7 +4,8 @@
 fit a few preprocessing pipelines (:mod:`.preprocessing`), draw feature permutations and
 (for classification) circular class shifts with Python's ``random.Random(random_state)``,
 run the model once per member and combine the members' outputs. This module reproduces
-that for numeric float features (docs/tabicl_preprocessing.md is the definition):
+that for numeric float features (defined in docs/models.md, "TabICL preprocessing and
+ensemble"):
 
 * :func:`fit_members` — what ``fit`` prepares: an :class:`EnsemblePlan`;
 * :func:`member_inputs` — per member, the float32 rows (train then test) and the train

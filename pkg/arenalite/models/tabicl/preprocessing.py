@@ -1,7 +1,8 @@
 """TabICL's per-column preprocessing of numeric features, as ``tabicl`` 2.2.0 does it.
 
 A numpy/scipy reference of what ``TabICLClassifier`` / ``TabICLRegressor`` do to a float
-feature matrix before the model sees it (docs/tabicl_preprocessing.md defines it):
+feature matrix before the model sees it (defined in docs/models.md, "TabICL preprocessing
+and ensemble"):
 
 1. mean imputation of NaNs with the training column means (sklearn ``SimpleImputer``,
    ``keep_empty_features=True``: an all-NaN column is filled with 0);
