@@ -3,7 +3,8 @@
 Needs the ``tabicl`` extra (torch and the ``tabicl`` package; CI never installs it):
 ``pip install -e ".[tabicl]"``, then ``python scripts/make_tabicl_fixtures.py``. It reads
 the random-weight checkpoints that ``scripts/make_tabicl_checkpoints.py`` wrote into
-``tests/data/tabicl/`` and writes, per case, ``tests/data/tabicl/stages_<case>.npz``:
+``tests/data/tabicl/`` (and writes ``classifier_v1.ckpt``, TabICLv1's layout, when missing),
+and writes, per case, ``tests/data/tabicl/stages_<case>.npz``:
 
 - the raw model's inputs (``x``: context rows then query rows, ``y_train``) and each
   stage's output from the package's own torch modules on the CPU with autocast off
@@ -35,7 +36,26 @@ CASES = {
     "many_classes": ("classifier_small.ckpt", 130, 11, 4, 13),
     "wide": ("classifier_wide.ckpt", 70, 13, 7, 4),
     "regression": ("regressor_small.ckpt", 64, 15, 6, 0),
+    "v1_layout": ("classifier_v1.ckpt", 50, 12, 6, 3),
 }
+V1_LAYOUT = {  # TabICLv1's layout: no feature groups, interleaved RoPE; small sizes
+    "max_classes": 10, "embed_dim": 16, "col_num_blocks": 2, "col_nhead": 2, "col_num_inds": 8,
+    "col_feature_group": False, "col_target_aware": True, "row_num_blocks": 2, "row_nhead": 2,
+    "row_num_cls": 2, "row_rope_interleaved": True, "icl_num_blocks": 2, "icl_nhead": 2,
+    "zero_init": False,
+}
+
+
+def write_v1_layout(path: Path) -> None:
+    """A random-weight classifier in TabICLv1's layout (the package's classifier then
+    shares each call's first column embedding with the call's other tables)."""
+    torch.manual_seed(1)
+    model = TabICL(**V1_LAYOUT)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if not name.endswith("rope.freqs"):
+                p.add_(torch.randn_like(p) * 0.05)
+    torch.save({"config": V1_LAYOUT, "state_dict": model.state_dict()}, path)
 
 
 def cpu_config() -> InferenceConfig:
@@ -66,6 +86,8 @@ def main() -> None:
     index = {}
     for case, (ckpt, n, m, h, classes) in CASES.items():
         path = OUT / ckpt
+        if case == "v1_layout" and not path.exists():
+            write_v1_layout(path)
         checkpoint = torch.load(path, map_location="cpu", weights_only=True)
         model = TabICL(**checkpoint["config"])
         model.load_state_dict(checkpoint["state_dict"])

@@ -69,6 +69,7 @@ class MemberContext:
     tree: icl.ClassTree | None
     n_classes: int
     timings: Timings
+    query_columns: np.ndarray | None = None  # shared column stage: the cells to bring
 
 
 def _labels(model: TabICLModel, y_train: np.ndarray) -> np.ndarray:
@@ -80,14 +81,51 @@ def _labels(model: TabICLModel, y_train: np.ndarray) -> np.ndarray:
     return y
 
 
+@dataclass(frozen=True)
+class SharedColumns:
+    """Another member's column stage, for checkpoints without feature groups: the
+    package's classifier embeds the first table of each model call once and gives every
+    other table of the call those columns, reordered (``ColEmbedding``'s
+    ``feature_shuffles``; the first table's targets included)."""
+
+    embeddings: np.ndarray  # (N, H, E) context rows of the first table
+    cache: column.ColumnCache
+    permutation: np.ndarray  # the first table's feature permutation
+
+    def reordered(self, permutation: np.ndarray
+                  ) -> tuple[np.ndarray, column.ColumnCache, np.ndarray]:
+        """The stage as the package hands it to a table whose column j is feature
+        ``permutation[j]``: position k gets the first table's column
+        ``pos(first[k])``, where pos(f) is f's column in this table (its
+        ``map_feature_shuffle``, taken literally). Returns the context embeddings, the
+        cache, and the columns of this table whose cells query rows must bring (the
+        cells the first table had in those columns)."""
+        position = np.argsort(permutation)
+        where = position[self.permutation]
+        passes = tuple(tuple((k[where], v[where]) for k, v in per_pass)
+                       for per_pass in self.cache.passes)
+        query_columns = position[self.permutation[where]]
+        return (self.embeddings[:, where], column.ColumnCache(passes, len(where)),
+                query_columns)
+
+
 def fit_context(model: TabICLModel, x_train: np.ndarray, y_train: np.ndarray,
-                clock: Callable[[], float] = time.perf_counter) -> MemberContext:
-    """Run the context rows (N, H) with targets (N,) once and keep both caches."""
+                clock: Callable[[], float] = time.perf_counter,
+                shared: tuple[SharedColumns, np.ndarray] | None = None) -> MemberContext:
+    """Run the context rows (N, H) with targets (N,) once and keep both caches.
+
+    ``shared``: (the call's first member's column stage, this member's feature
+    permutation) to reuse that stage, as the package does without feature groups.
+    """
     x = as_float32(x_train)
     y = _labels(model, y_train)
     timings = Timings(row=[0.0] * len(model.row.blocks), icl=[0.0] * len(model.icl.blocks))
     t0 = clock()
-    emb, col_cache = column.embed_context(model.column, x, y)
+    query_columns = None
+    if shared is None:
+        emb, col_cache = column.embed_context(model.column, x, y)
+    else:
+        emb, col_cache, query_columns = shared[0].reordered(shared[1])
     timings.embed += (clock() - t0) * 1e3
     r_train = row.interact(model.row, emb, timings.row, clock)
     del emb
@@ -96,9 +134,9 @@ def fit_context(model: TabICLModel, x_train: np.ndarray, y_train: np.ndarray,
         t0 = clock()
         tree = icl.fit_tree(model.icl, r_train, y)
         timings.icl[0] += (clock() - t0) * 1e3
-        return MemberContext(col_cache, None, tree, n_classes, timings)
+        return MemberContext(col_cache, None, tree, n_classes, timings, query_columns)
     context = icl.fit_context(model.icl, r_train, y, timings.icl, clock)
-    return MemberContext(col_cache, context, None, n_classes, timings)
+    return MemberContext(col_cache, context, None, n_classes, timings, query_columns)
 
 
 def _query_block(model: TabICLModel, context: MemberContext, x: np.ndarray,
@@ -131,6 +169,8 @@ def predict_queries(model: TabICLModel, context: MemberContext, x_test: np.ndarr
     ``temperature · log(p + 1e-6)`` (the nodes' own softmax stays at 0.9, as the package's).
     """
     x = as_float32(x_test)
+    if context.query_columns is not None:
+        x = x[:, context.query_columns]
     timings = timings if timings is not None else Timings(
         row=[0.0] * len(model.row.blocks), icl=[0.0] * len(model.icl.blocks))
     outs = []

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import ensemble
-from .model import TabICLModel, Timings, fit_context, predict_queries
+from . import column, ensemble
+from .model import SharedColumns, TabICLModel, Timings, fit_context, predict_queries
 
 WHERE_WEIGHTS = (
     "download tabicl-classifier-v2-20260212.ckpt "
@@ -50,13 +50,31 @@ def member_outputs(model: TabICLModel, plan: ensemble.EnsemblePlan, x_test: np.n
                    progress: Callable[[int, int], None] | None = None
                    ) -> tuple[np.ndarray, Timings]:
     """Every member's raw output (members × M × C logits, or × Q quantiles), in plan
-    order, and the timings summed over the members."""
+    order, and the timings summed over the members.
+
+    A classifier checkpoint without feature groups (TabICLv1's layout) shares each model
+    call's first column stage with the call's other members, as the package does
+    (:class:`SharedColumns`; the calls are ``ensemble.model_batches``).
+    """
     inputs = ensemble.member_inputs(plan, x_test)
     n = inputs.n_train
     total = Timings(row=[0.0] * len(model.row.blocks), icl=[0.0] * len(model.icl.blocks))
+    share = plan.class_perms is not None and not model.config["col_feature_group"]
+    first_of = {int(i): int(batch[0]) for batch in ensemble.model_batches(plan) for i in batch}
+    sources: dict[int, SharedColumns] = {}
     outs = []
     for i in range(plan.n_members):
-        context = fit_context(model, inputs.x[i, :n], inputs.y_train[i], clock)
+        shared = None
+        if share and first_of[i] != i:
+            shared = (sources[first_of[i]], inputs.feature_perms[i])
+        elif share:
+            t0 = clock()
+            emb, cache = column.embed_context(model.column, inputs.x[i, :n],
+                                              inputs.y_train[i])
+            sources[i] = SharedColumns(emb, cache, inputs.feature_perms[i])
+            shared = (sources[i], inputs.feature_perms[i])
+            total.embed += (clock() - t0) * 1e3
+        context = fit_context(model, inputs.x[i, :n], inputs.y_train[i], clock, shared)
         outs.append(predict_queries(model, context, inputs.x[i, n:], clock, context.timings,
                                     temperature=settings.softmax_temperature))
         t = context.timings
