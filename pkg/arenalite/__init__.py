@@ -44,7 +44,9 @@ def _is_submodule(name: str) -> bool:
 def _import(submodule: str) -> Any:
     """``arenalite.<submodule>``; a missing numpy, pandas, matplotlib or scipy raises
     :class:`arenalite.browser.NumericPackagesMissing` saying where they come from and how
-    to get them (in a browser kernel, the site's message), not a bare ModuleNotFoundError."""
+    to get them (in a browser kernel, the site's message), not a bare ModuleNotFoundError.
+    The clear error stands alone (``from None``): a chained traceback would show the bare
+    ``No module named 'numpy'`` first, and a user reads the first error."""
     try:
         return importlib.import_module(f".{submodule}", __name__)
     except ModuleNotFoundError as error:
@@ -53,7 +55,7 @@ def _import(submodule: str) -> Any:
         clear = numeric_missing(error)
         if clear is None:
             raise
-        raise clear from error
+        raise clear from None
 
 
 def __getattr__(name: str) -> Any:
