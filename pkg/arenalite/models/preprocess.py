@@ -46,7 +46,10 @@ def target_stats(y: np.ndarray) -> tuple[float, float]:
     return mean, (1.0 if std < STD_FLOOR else std)
 
 
-def _matrix(x: object, name: str) -> np.ndarray:
+def feature_matrix(x: object, name: str, allow_nan: bool = False) -> np.ndarray:
+    """``x`` as a float64 C-ordered rows × features matrix, or a TypeError/ValueError
+    naming ``name`` and the first bad cell. ``allow_nan``: NaN passes (a model that
+    imputes, ``tabicl``), ±inf never does."""
     arr = np.asarray(x)
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number)
                                    or arr.dtype == np.bool_):
@@ -59,12 +62,14 @@ def _matrix(x: object, name: str) -> np.ndarray:
         raise ValueError(f"{name} has no rows (shape {arr.shape})")
     if arr.shape[1] == 0:
         raise ValueError(f"{name} has no feature columns (shape {arr.shape})")
-    arr = arr.astype(np.float64)
-    bad = ~np.isfinite(arr)
+    arr = np.array(arr, dtype=np.float64, order="C")
+    bad = np.isinf(arr) if allow_nan else ~np.isfinite(arr)
     if bad.any():
         row, col = np.argwhere(bad)[0]
-        raise ValueError(f"{name} has a non-finite value {arr[row, col].item()!r} in row {row}, "
-                         f"column {col}")
+        what = "an infinite" if allow_nan else "a non-finite"
+        raise ValueError(f"{name} has {what} value {arr[row, col].item()!r} in row {row}, "
+                         f"column {col}" + (" (NaN is allowed: it is mean-imputed)"
+                                            if allow_nan else ""))
     return arr
 
 
@@ -102,8 +107,8 @@ def prepare(x_train: object, y_train: object, x_test: object, task: str,
     """Validate the inputs of :func:`arenalite.models.predict` and standardize them."""
     if task not in TASKS:
         raise ValueError(f"task must be one of {TASKS}, got {task!r}")
-    xtr = _matrix(x_train, "X_train")
-    xte = _matrix(x_test, "X_test")
+    xtr = feature_matrix(x_train, "X_train")
+    xte = feature_matrix(x_test, "X_test")
     if xte.shape[1] != xtr.shape[1]:
         raise ValueError(f"X_test has {xte.shape[1]} feature columns but X_train has "
                          f"{xtr.shape[1]}")

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..preprocess import feature_matrix
 from .preprocessing import (
     NORM_METHODS,
     PipelineFit,
@@ -185,24 +186,10 @@ def draw_members(n_features: int, n_classes: int | None, n_estimators: int,
 # ---- input checks ----
 
 def _matrix(x: object, name: str) -> np.ndarray:
-    arr = np.asarray(x)
-    if arr.dtype == object or arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.number) \
-            or np.issubdtype(arr.dtype, np.complexfloating):
-        raise TypeError(f"{name} must be a real numeric array, got dtype {arr.dtype} "
-                        "(categorical or string columns are not supported)")
-    if arr.ndim != 2:
-        raise ValueError(f"{name} must be 2-dimensional (rows × features), got shape {arr.shape}")
-    if arr.shape[0] == 0:
-        raise ValueError(f"{name} has no rows (shape {arr.shape})")
-    if arr.shape[1] == 0:
-        raise ValueError(f"{name} has no feature columns (shape {arr.shape})")
-    arr = np.array(arr, dtype=np.float64, order="C")
-    bad = np.isinf(arr)
-    if bad.any():
-        row, col = np.argwhere(bad)[0]
-        raise ValueError(f"{name} has an infinite value {arr[row, col].item()!r} in row {row}, "
-                         f"column {col} (NaN is allowed: it is mean-imputed)")
-    return arr
+    try:
+        return feature_matrix(x, name, allow_nan=True)
+    except TypeError as error:
+        raise TypeError(f"{error} (categorical or string columns are not supported)") from None
 
 
 def _targets(y: object, n_rows: int, task: str) -> np.ndarray:
