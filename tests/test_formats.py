@@ -201,6 +201,163 @@ def test_bad_times_name_column_value_and_row(column, value, match):
         load(frame)
 
 
+# ---- TabArena's task metadata: the rows of the per-1K columns ----------------------------
+COUNTS = ["n_samples_train_per_fold", "n_samples_test_per_fold"]
+META_ROWS = {"d0": (617, 71), "d1": (2903, 323), "d2": (48_842, 5_427)}
+"""dataset → (train rows, test rows) per fold: odd counts, so the divisions are not exact."""
+
+
+def tabarena_split_file() -> pd.DataFrame:
+    """TabArena's per-split file as TabArena writes it: no row counts; odd times."""
+    rng = np.random.default_rng(5)
+    rows = []
+    for method in ("A", "B", "C"):
+        for dataset in META_ROWS:
+            for fold in range(3):
+                rows.append({"dataset": dataset, "fold": fold, "method": method,
+                             "metric_error": float(rng.uniform(0.1, 0.4)),
+                             "metric": "roc_auc", "problem_type": "binary",
+                             "time_train_s": float(rng.uniform(0.01, 90)),
+                             "time_infer_s": float(rng.uniform(0.001, 3))})
+    return pd.DataFrame(rows)
+
+
+def task_metadata() -> pd.DataFrame:
+    """TabArena's task metadata layout: one row per dataset, ``name`` (and ``dataset`` = name,
+    ``tid``) with the row counts among other columns, in another order than the results."""
+    names = list(META_ROWS)[::-1]
+    return pd.DataFrame({"tid": [363_600 + i for i in range(len(names))], "name": names,
+                         "dataset": names, "problem_type": "binary", "n_features": 14,
+                         "n_samples_train_per_fold": [META_ROWS[n][0] for n in names],
+                         "n_samples_test_per_fold": [META_ROWS[n][1] for n in names],
+                         "n_folds": 3})
+
+
+def expected_per_1k(results: pd.DataFrame) -> dict[str, np.ndarray]:
+    rows = {kind: results["dataset"].map({d: r[i] for d, r in META_ROWS.items()})
+            for i, kind in enumerate(("train", "infer"))}
+    return {f"time_{k}_s_per_1K": (results[f"time_{k}_s"] * 1000 / rows[k]).to_numpy()
+            for k in ("train", "infer")}
+
+
+def test_task_metadata_supplies_the_rows_exactly_through_load_csv(tmp_path):
+    tabarena_split_file().to_csv(tmp_path / "results.csv", index=False)
+    results = pd.read_csv(tmp_path / "results.csv")  # the times as load_csv reads them
+    task_metadata().to_csv(tmp_path / "task_metadata.csv", index=False)
+    bare, _ = load(tmp_path / "results.csv")
+    assert "time_train_s_per_1K" not in bare.long_.columns  # the issue: no rows, no per-1K
+    for meta in (tmp_path / "task_metadata.csv", str(tmp_path / "task_metadata.csv"),
+                  task_metadata()):
+        bench, _ = load(tmp_path / "results.csv", task_metadata=meta)
+        long = bench.long_.loc[results.index]
+        for column, expected in expected_per_1k(results).items():
+            np.testing.assert_array_equal(long[column].to_numpy(), expected)  # bit-equal
+        assert (long["time_train_s"].to_numpy() == results["time_train_s"].to_numpy()).all()
+    # keyed by ``dataset`` where there is no ``name``; a dataset listed twice alike is fine
+    meta = task_metadata().drop(columns="name")
+    bench, _ = load(results, task_metadata=pd.concat([meta, meta.iloc[:1]]))
+    np.testing.assert_array_equal(bench.long_.loc[results.index, "time_infer_s_per_1K"],
+                                  expected_per_1k(results)["time_infer_s_per_1K"])
+
+
+def test_task_metadata_through_the_leaderboard_command(tmp_path, capsys):
+    from arenalite.cli import main
+
+    tabarena_split_file().to_csv(tmp_path / "results.csv", index=False)
+    results = pd.read_csv(tmp_path / "results.csv")  # the times as the command reads them
+    task_metadata().to_csv(tmp_path / "meta.csv", index=False)
+    out = tmp_path / "out"
+    assert main(["leaderboard", str(tmp_path / "results.csv"), "--task-metadata",
+                 str(tmp_path / "meta.csv"), "--n-bootstrap", "0", "-o", str(out)]) == 0
+    capsys.readouterr()
+    table = pd.read_csv(out / "leaderboard.csv", float_precision="round_trip").set_index("model")
+    per_row = results.assign(**expected_per_1k(results))
+    # per model and dataset the mean over folds, then the mean (and median) over datasets
+    folds = per_row.groupby(["method", "dataset"])[["time_train_s_per_1K",
+                                                    "time_infer_s_per_1K"]].mean()
+    for column in ("time_train_s_per_1K", "time_infer_s_per_1K"):
+        by_model = folds[column].groupby(level="method")
+        np.testing.assert_array_equal(table[column].loc[["A", "B", "C"]], by_model.mean())
+        np.testing.assert_array_equal(table[f"median_{column}"].loc[["A", "B", "C"]],
+                                      by_model.median())
+    # and the per-1K columns equal time × 1000 / rows on every row of that run's long table
+    bench, _ = load(tmp_path / "results.csv", task_metadata=tmp_path / "meta.csv")
+    long = bench.long_.loc[results.index]
+    for column, expected in expected_per_1k(results).items():
+        np.testing.assert_array_equal(long[column].to_numpy(), expected)
+
+
+def test_task_metadata_flag_and_its_help(tmp_path, capsys):
+    from arenalite.cli import build_parser, main
+
+    text = " ".join(build_parser()._subparsers._group_actions[0].choices["leaderboard"]
+                    .format_help().split())
+    assert "--task-metadata FILE" in text
+    assert ("n_samples_train_per_fold and n_samples_test_per_fold (joined by its 'name' column, "
+            "else 'dataset', to the dataset column) are the rows of time_train_s_per_1K and "
+            "time_infer_s_per_1K") in text
+    results = tabarena_split_file()
+    results.to_csv(tmp_path / "results.csv", index=False)
+    task_metadata().iloc[1:].to_csv(tmp_path / "meta.csv", index=False)
+    for meta, message in ((tmp_path / "meta.csv",
+                           "--task-metadata has no row for dataset(s) 'd2' of the results"),
+                          (tmp_path / "none.csv",
+                           f"task metadata file {str(tmp_path / 'none.csv')!r} (--task-metadata) "
+                           "not found")):
+        code = main(["leaderboard", str(tmp_path / "results.csv"), "--task-metadata", str(meta),
+                     "--n-bootstrap", "0", "-o", str(tmp_path / "out")])
+        err = capsys.readouterr().err
+        assert code == 2 and "Traceback" not in err
+        assert message in err, err
+
+
+def _meta_edit(edit):
+    meta = task_metadata()
+    return edit(meta) if callable(edit) else edit
+
+
+@pytest.mark.parametrize("edit, error, match", [
+    (lambda m: m.iloc[1:], ValueError,
+     r"task_metadata has no row for dataset\(s\) 'd2' of the results \(column 'dataset'\); "
+     r"its column 'name' lists \['d0', 'd1'\]"),
+    (lambda m: m.drop(columns="n_samples_test_per_fold"), ValueError,
+     r"task_metadata has no column 'n_samples_test_per_fold'; .* its columns are \['tid', "),
+    (lambda m: m.drop(columns=["name", "dataset"]), ValueError,
+     r"task_metadata has no column 'name' \(or 'dataset'\)"),
+    (lambda m: pd.concat([m, m.iloc[[2]].assign(n_samples_train_per_fold=600)],
+                         ignore_index=True), ValueError,
+     r"task_metadata lists dataset 'd0' \(column 'name'\) more than once with different "
+     r"'n_samples_train_per_fold': 617 \(row 2\), 600 \(row 3\); one count per dataset"),
+    (lambda m: m.assign(n_samples_test_per_fold=[71, 0, 5427]), ValueError,
+     r"task_metadata column 'n_samples_test_per_fold' has the row count 0 in row 1 \(dataset "
+     r"'d1'\); per-1K times need row counts > 0"),
+    (lambda m: m.assign(n_samples_train_per_fold=[-2.0, 2903, 617]), ValueError,
+     r"task_metadata column 'n_samples_train_per_fold' has the row count -2.0 in row 0 "
+     r"\(dataset 'd2'\)"),
+    (lambda m: m.assign(n_samples_train_per_fold=["many", 2903, 617]), ValueError,
+     r"task_metadata column 'n_samples_train_per_fold' holds row counts, but has the "
+     r"non-numeric value 'many' in row 0"),
+    ([("d0", 617, 71)], TypeError,
+     r"task_metadata must be a path to a CSV file or a pandas DataFrame, got list"),
+])
+def test_task_metadata_mistakes_name_the_culprit(edit, error, match):
+    with pytest.raises(error, match=match):
+        load(tabarena_split_file(), task_metadata=_meta_edit(edit))
+
+
+def test_task_metadata_against_the_results_own_counts():
+    results = tabarena_split_file()
+    results["n_samples_train_per_fold"] = results["dataset"].map(
+        {d: r[0] for d, r in META_ROWS.items()})
+    bench, _ = load(results, task_metadata=task_metadata())  # agreeing counts are fine
+    assert "time_train_s_per_1K" in bench.long_.columns
+    results.loc[4, "n_samples_train_per_fold"] = 618
+    with pytest.raises(ValueError, match=r"column 'n_samples_train_per_fold' of the results has "
+                                         r"618 in row 4 \(dataset 'd1'\), but task_metadata "
+                                         r"says 2903 in its row 1; drop one of them"):
+        load(results, task_metadata=task_metadata())
+
+
 # ---- the runners' table ------------------------------------------------------------------
 def runners_frame() -> pd.DataFrame:
     """The runners' columns: two models on two runners, two datasets, two seeds."""

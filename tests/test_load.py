@@ -407,7 +407,7 @@ def test_load_csv_shows_its_real_parameters():
     names = list(inspect.signature(load_csv).parameters)
     assert names == ["path", "encoding", "sep", "model", "dataset", "metric", "score", "seed",
                      "metric_type_bounds", "norm_ref_low", "norm_ref_high", "metric_direction",
-                     "drop_incomplete", "condition_col", "format"]
+                     "drop_incomplete", "condition_col", "format", "task_metadata"]
     text = pydoc.render_doc(load_csv, renderer=pydoc.plaintext)
     assert "**kwargs" not in text
     assert all(f"{name}:" in text for name in names[1:])

@@ -44,7 +44,7 @@ from .report import parse_formats, write_outputs, write_report
 from .tables import write_table
 
 LOAD_OPTIONS = ("model", "dataset", "metric", "score", "seed", "norm_ref_low", "norm_ref_high",
-                "drop_incomplete", "format")
+                "drop_incomplete", "format", "task_metadata")
 """load_df's options the CLI passes on (no condition_col: one run analyses one condition)."""
 FILE_OPTIONS = ("encoding", "sep")
 """load_csv's options for reading the file."""
@@ -56,6 +56,7 @@ LOAD_FLAGS = {
     "norm_ref_low": "--norm-ref-low", "norm_ref_high": "--norm-ref-high",
     "drop_incomplete": "--drop-incomplete", "n_repeats": "--n-repeats", "n_folds": "--n-folds",
     "test_fraction": "--test-fraction", "encoding": "--encoding", "sep": "--sep",
+    "task_metadata": "--task-metadata",
 }
 """Load, file and splits keyword → the CLI flag that sets it; a method's parameters have
 theirs from :func:`option_flag`."""
@@ -439,6 +440,13 @@ def build_parser() -> argparse.ArgumentParser:
                        help="the results' format: tabarena (TabArena's per-split results), "
                             "runners (arenalite's runners) or long (default: recognised by "
                             "the columns)")
+        p.add_argument("--task-metadata", dest="task_metadata", default=None, metavar="FILE",
+                       help="TabArena's task metadata CSV, one row per dataset: its "
+                            "n_samples_train_per_fold and n_samples_test_per_fold (joined by "
+                            "its 'name' column, else 'dataset', to the dataset column) are "
+                            "the rows of time_train_s_per_1K and time_infer_s_per_1K = time "
+                            "x 1000 / rows (default: the results' own columns of those "
+                            "names, else n_train / n_test; none, no per-1K columns)")
         p.add_argument("--format", dest="formats", type=_formats, default=("png",),
                        metavar="png,svg,pdf",
                        help="figure formats, comma-separated; PNGs at 150 dpi (default: png)")
@@ -536,6 +544,8 @@ def _load(args: argparse.Namespace) -> Benchmark:
     _existing_file(args.csv, "results file")
     if args.config:
         _existing_file(args.config, "config file", " (--config)")
+    if getattr(args, "task_metadata", None):
+        _existing_file(args.task_metadata, "task metadata file", " (--task-metadata)")
     options: dict[str, Any] = read_config(args.config) if args.config else {}
     for key in LOAD_OPTIONS + FILE_OPTIONS:
         value = getattr(args, key, None)

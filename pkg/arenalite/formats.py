@@ -19,6 +19,15 @@ Times, in any format, become per-row columns of the long table: ``time_train_s``
 computes them (its rows are the dataset's ``n_samples_train_per_fold`` /
 ``n_samples_test_per_fold``; here a column of that name, or ``n_train`` / ``n_test``).
 Per-1K columns already in the results are kept as given.
+
+TabArena's own per-split file carries no row counts: TabArena takes them from its task
+metadata, one row per dataset. :func:`join_task_metadata` reads that table (``load_df``'s
+``task_metadata=``, the CLI's ``--task-metadata FILE``): its ``name`` column (else
+``dataset``) is matched to the results' dataset column, and its
+``n_samples_train_per_fold`` / ``n_samples_test_per_fold`` supply the rows of
+``time_train_s_per_1K`` / ``time_infer_s_per_1K``. Every dataset of the results must be
+in it; a dataset listed twice must have the same counts both times; counts are numbers
+> 0; where the results carry a count column of the same name too, the two must agree.
 """
 
 from __future__ import annotations
@@ -37,6 +46,10 @@ TIME_COLUMNS = ("time_train_s", "time_infer_s", "time_train_s_per_1K", "time_inf
 ROW_COUNTS = {"train": ("n_samples_train_per_fold", "n_train"),
               "infer": ("n_samples_test_per_fold", "n_test")}
 """Columns that give the rows a time was measured on, in order of preference."""
+METADATA_KEYS = ("name", "dataset")
+"""The task metadata's dataset-name column, in order of preference (TabArena has both)."""
+METADATA_COUNTS = ("n_samples_train_per_fold", "n_samples_test_per_fold")
+"""The task metadata's row counts per fold: train rows, then test (inference) rows."""
 DEFAULTS = {
     "tabarena": {"model": "method", "dataset": "dataset", "metric": "metric",
                  "score": "metric_error", "seed": "fold"},
@@ -133,7 +146,7 @@ def time_columns(df: pd.DataFrame) -> dict[str, pd.Series]:
     return out
 
 
-def _numbers(values: pd.Series, column: str, what: str) -> np.ndarray:
+def _numbers(values: pd.Series, column: str, what: str, where: str = "") -> np.ndarray:
     """The column as floats; a ValueError names the first cell that is not a number (text
     and booleans are not, even "1.5": nothing is coerced)."""
     if pd.api.types.is_bool_dtype(values.dtype):
@@ -145,7 +158,7 @@ def _numbers(values: pd.Series, column: str, what: str) -> np.ndarray:
                            count=len(values))
     if bad.any():
         row = values.index[bad.argmax()]
-        raise ValueError(f"column {column!r} holds {what}, but has the non-numeric value "
+        raise ValueError(f"{where}column {column!r} holds {what}, but has the non-numeric value "
                          f"{plain(values[row])!r} in row {plain(row)!r}")
     return values.to_numpy(dtype=float)
 
@@ -170,3 +183,81 @@ def _rows(values: pd.Series, column: str) -> np.ndarray:
         raise ValueError(f"column {column!r} has the row count {plain(values[row])!r} in row "
                          f"{plain(row)!r}; per-1K times need row counts > 0")
     return numbers
+
+
+def join_task_metadata(df: pd.DataFrame, dataset: str, metadata: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with TabArena's row counts per fold joined from its task metadata (module doc).
+
+    ``dataset`` is the results' dataset column. The result carries the columns
+    ``n_samples_train_per_fold`` and ``n_samples_test_per_fold``, one value per row of
+    ``df`` (its dataset's); errors name the metadata's column, value and row.
+    """
+    if not isinstance(metadata, pd.DataFrame):
+        raise TypeError(f"task_metadata must be a path or a pandas DataFrame, got "
+                        f"{type(metadata).__name__}")
+    if not metadata.index.is_unique:  # e.g. frames concatenated: rows named by position
+        metadata = metadata.reset_index(drop=True)
+    key = next((c for c in METADATA_KEYS if c in metadata.columns), None)
+    missing = [c for c in METADATA_COUNTS if c not in metadata.columns]
+    if key is None or missing:
+        absent = ([f"{METADATA_KEYS[0]!r} (or {METADATA_KEYS[1]!r})"] if key is None else []) + [
+            repr(c) for c in missing]
+        raise ValueError(f"task_metadata has no column {' and no column '.join(absent)}; "
+                         f"TabArena's task metadata has one row per dataset with 'name', "
+                         f"'n_samples_train_per_fold' and 'n_samples_test_per_fold'; its "
+                         f"columns are {[str(c) for c in metadata.columns]!r}")
+    names = metadata[key]
+    blank = names.isna().to_numpy()
+    if blank.any():
+        raise ValueError(f"task_metadata column {key!r} has a missing dataset name in row "
+                         f"{plain(names.index[blank.argmax()])!r}")
+    names = names.astype(str)
+    counts = {}
+    for column in METADATA_COUNTS:
+        values = metadata[column]
+        numbers = _numbers(values, column, "row counts", where="task_metadata ")
+        bad = ~np.isfinite(numbers) | (numbers <= 0)
+        if bad.any():
+            row = values.index[bad.argmax()]
+            raise ValueError(f"task_metadata column {column!r} has the row count "
+                             f"{plain(values[row])!r} in row {plain(row)!r} (dataset "
+                             f"{names[row]!r}); per-1K times need row counts > 0")
+        counts[column] = pd.Series(numbers, index=metadata.index)
+    table = pd.DataFrame({"name": names, **counts})
+    for column in METADATA_COUNTS:
+        spread = table.groupby("name", sort=False)[column].nunique()
+        if (spread > 1).any():
+            name = spread.index[(spread > 1).to_numpy().argmax()]
+            rows = table.index[table["name"] == name]
+            shown = ", ".join(f"{plain(metadata.loc[r, column])!r} (row {plain(r)!r})"
+                              for r in rows)
+            raise ValueError(f"task_metadata lists dataset {name!r} (column {key!r}) more than "
+                             f"once with different {column!r}: {shown}; one count per dataset")
+    table = table.drop_duplicates("name")
+    source = pd.Series(table.index, index=table["name"].to_numpy())
+    table = table.set_index("name")
+    wanted = df[dataset].astype(str)
+    absent = sorted(set(wanted[df[dataset].notna()]) - set(table.index))
+    if absent:
+        more = f" and {len(absent) - 10} more" if len(absent) > 10 else ""
+        known = sorted(table.index)
+        raise ValueError(f"task_metadata has no row for dataset(s) "
+                         f"{', '.join(repr(d) for d in absent[:10])}{more} of the results "
+                         f"(column {dataset!r}); its column {key!r} lists {known[:10]!r}"
+                         f"{' …' if len(known) > 10 else ''}")
+    out = {}
+    for column in METADATA_COUNTS:
+        joined = pd.Series(table[column].reindex(wanted.to_numpy()).to_numpy(), index=df.index)
+        if column in df.columns:
+            given = _numbers(df[column], column, "row counts")
+            differ = given != joined.to_numpy()
+            if differ.any():
+                row = df.index[differ.argmax()]
+                there = source[wanted[row]]
+                raise ValueError(f"column {column!r} of the results has "
+                                 f"{plain(df[column][row])!r} in row {plain(row)!r} (dataset "
+                                 f"{wanted[row]!r}), but task_metadata says "
+                                 f"{plain(metadata.loc[there, column])!r} in its row "
+                                 f"{plain(there)!r}; drop one of them")
+        out[column] = joined
+    return df.assign(**out)

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from .benchmark import Benchmark, BenchmarkGroup
-from .formats import apply_format, recognise, time_columns
+from .formats import apply_format, join_task_metadata, recognise, time_columns
 from .normalize import normalize
 from .params import check_bool, is_number, plain
 from .registry import DIRECTIONS, chance_level, get_metric, known_metrics
@@ -54,6 +54,7 @@ def load_csv(
     drop_incomplete: bool = False,
     condition_col: str | None = None,
     format: str | None = None,
+    task_metadata: str | PathLike | pd.DataFrame | None = None,
 ) -> Benchmark | BenchmarkGroup:
     """Read a long-format CSV and load it like :func:`load_df` (same keywords after ``sep``).
 
@@ -68,7 +69,7 @@ def load_csv(
                    metric_type_bounds=metric_type_bounds, norm_ref_low=norm_ref_low,
                    norm_ref_high=norm_ref_high, metric_direction=metric_direction,
                    drop_incomplete=drop_incomplete, condition_col=condition_col,
-                   format=format)
+                   format=format, task_metadata=task_metadata)
 
 
 def read_table(path: str | PathLike, *, encoding: str | None = None,
@@ -123,6 +124,7 @@ def load_df(
     drop_incomplete: bool = False,
     condition_col: str | None = None,
     format: str | None = None,
+    task_metadata: str | PathLike | pd.DataFrame | None = None,
 ) -> Benchmark | BenchmarkGroup:
     """Load a long table (one row per model, dataset[, seed]) into a Benchmark.
 
@@ -142,6 +144,13 @@ def load_df(
     (:mod:`arenalite.formats`) and says so in one line. Train and inference times in
     the results (``time_train_s``, ``time_infer_s``, the runners' ``total_ms``) are kept
     as columns of ``long_``, with TabArena's per-1K-rows forms.
+
+    ``task_metadata``: TabArena's task metadata (a CSV path or a DataFrame, one row per
+    dataset), which supplies the rows of the per-1K times: its ``name`` column (else
+    ``dataset``) is joined to the dataset column, its ``n_samples_train_per_fold`` /
+    ``n_samples_test_per_fold`` divide ``time_train_s`` / ``time_infer_s``
+    (:func:`arenalite.formats.join_task_metadata`). Without it the rows come from the
+    results' own columns of those names, or ``n_train`` / ``n_test``.
     """
     if not isinstance(df, pd.DataFrame):
         raise TypeError(f"df must be a pandas DataFrame, got {type(df).__name__}; "
@@ -172,6 +181,8 @@ def load_df(
     _require_columns(df, columns)
     if len(df) == 0:
         raise ValueError("the score frame is empty: no rows to load")
+    if task_metadata is not None:
+        df = join_task_metadata(df, dataset, _task_metadata_frame(task_metadata))
 
     if metric_type_bounds is not None:
         _check_bound_metrics(metric_type_bounds, df[metric])
@@ -197,6 +208,18 @@ def load_df(
         {label: _load_one(df[df[condition_col] == label], **options) for label in labels},
         condition_col,
     )
+
+
+def _task_metadata_frame(given: Any) -> pd.DataFrame:
+    """``task_metadata=`` as a DataFrame: the frame itself, or the CSV file it names."""
+    if isinstance(given, pd.DataFrame):
+        return given
+    if not isinstance(given, (str, PathLike)):
+        raise TypeError(f"task_metadata must be a path to a CSV file or a pandas DataFrame, "
+                        f"got {type(given).__name__}")
+    if not Path(given).is_dir() and not Path(given).is_file():
+        raise FileNotFoundError(f"task_metadata file {str(given)!r} not found")
+    return read_table(given)
 
 
 def _require_columns(df: pd.DataFrame, columns: dict[str, Any]) -> None:
