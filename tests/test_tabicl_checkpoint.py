@@ -318,6 +318,131 @@ def test_bad_configs_are_named(change, culprit):
         ck.check_config([("embed_dim", 8)])
 
 
+# --- random_checkpoint --------------------------------------------------------------------
+
+V2_SMALL = {"embed_dim": 16, "col_num_blocks": 1, "col_nhead": 2, "col_num_inds": 8,
+            "row_num_blocks": 1, "row_nhead": 2, "row_num_cls": 2,
+            "row_rope_interleaved": False, "icl_num_blocks": 2, "icl_nhead": 2,
+            "zero_init": False}
+"""TabICLv2's switches (the package's defaults but split-half RoPE), small."""
+V2_SMALL_REGRESSOR = {**V2_SMALL, "max_classes": 0, "bias_free_ln": True}
+TORCH_FREQS = {  # torch 2.13's RotaryEmbedding(dim=d, theta=base).freqs, as float32 bits
+    (16, 100000): [1065353216, 1047712803, 1030116802, 1012562930, 995049016, 977573004,
+                   960132947, 942726994],  # TabICLv2 (embed 128, 8 row heads)
+    (32, 100000): [1065353216, 1056527311, 1047712803, 1038909398, 1030116802, 1021334738,
+                   1012562930, 1003801109, 995049016, 986306396, 977573004, 968848599,
+                   960132947, 951425819, 942726994, 934036253],
+    (12, 100000): [1065353216, 1041649018, 1018199492, 995049016, 972249685, 948887705],
+    (48, 10000): [1065353216, 1060006184, 1055761980, 1050798235, 1046256949, 1041649018,
+                  1036831949, 1032554324, 1027481237, 1023510243, 1018199494, 1014004726,
+                  1008981770, 1004486377, 999823482, 995049016, 990720361, 985686830,
+                  981668463, 976394426, 972249692, 967166816, 962717863, 957999346],
+}
+"""Where float32 ``powf`` (numpy's too) would miss by an ulp: (12, 1e5) at i = 4, (48, 1e4)."""
+
+
+def small_cases() -> list[dict]:
+    """shape_cases.json's configs below 50k parameters: every architecture switch."""
+    cases = json.loads((DATA / "shape_cases.json").read_text())
+    return [c["config"] for c in cases
+            if sum(math.prod(s) for s in c["shapes"].values()) < 50_000]
+
+
+def test_random_checkpoint_has_the_expected_tensors():
+    configs = [V2_SMALL, V2_SMALL_REGRESSOR, *small_cases()]
+    assert len(configs) > 25
+    for config in configs:
+        c = ck.random_checkpoint(config, seed=3)
+        assert c.config == ck.check_config(config) and c.path is None
+        shapes = ck.expected_shapes(config)
+        assert list(c.tensors) == list(shapes), config
+        for name, arr in c.tensors.items():
+            assert arr.shape == shapes[name] and arr.dtype == np.float32, name
+            assert arr.flags.c_contiguous and np.isfinite(arr).all(), name
+
+
+def test_random_checkpoint_scales():
+    c = ck.random_checkpoint(V2_SMALL)
+    for name, arr in c.tensors.items():
+        leaf = name.rsplit(".", 1)[-1]
+        if name.endswith("rope.freqs"):
+            continue
+        if leaf in ("ind_vectors", "cls_tokens"):
+            assert 0.005 < arr.std() < 0.04, name
+        elif arr.ndim == 2 and arr.size >= 64:
+            assert abs(arr.std() * math.sqrt(arr.shape[1]) - 1) < 0.35, name
+            assert abs(arr.mean()) < 3 / math.sqrt(arr.shape[1]), name
+        elif leaf.endswith("bias"):
+            assert 0 < np.abs(arr).max() < 0.15, name
+        elif arr.ndim == 1:  # LayerNorm weights
+            assert (arr == 1).all(), name
+    assert (ck.random_checkpoint({**V2_SMALL, "col_ssmax": "ssmax"})[
+        "col_embedder.tf_col.blocks.0.multihead_attn1.attn.ssmax_layer.scales"] == 1).all()
+
+
+def test_random_checkpoint_is_seeded():
+    a, b = ck.random_checkpoint(V2_SMALL, 7), ck.random_checkpoint(V2_SMALL, 7)
+    assert same_tensors(a.tensors, b.tensors)
+    other = ck.random_checkpoint(V2_SMALL, 8)
+    w = "icl_predictor.decoder.2.weight"
+    assert not np.array_equal(a[w], other[w])
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, True, "0"])
+def test_random_checkpoint_refuses_a_bad_seed(seed):
+    with pytest.raises(ValueError, match="seed must be a non-negative integer"):
+        ck.random_checkpoint(V2_SMALL, seed)
+
+
+def test_random_checkpoint_refuses_a_bad_config():
+    with pytest.raises(ValueError, match="unknown config keys"):
+        ck.random_checkpoint({"flash": True})
+
+
+@pytest.mark.parametrize("name", SMALL)
+def test_rope_frequencies_are_torch_s_bit_for_bit(name):
+    """The fixtures' RoPE frequencies are torch's own (RotaryEmbedding's float32 formula)."""
+    c = ck.read_checkpoint(DATA / f"{name}.ckpt")
+    want = c["row_interactor.tf_row.rope.freqs"]
+    assert np.array_equal(bits(ck.rope_frequencies(c.config)), bits(want))
+    assert np.array_equal(bits(ck.random_checkpoint(c.config)["row_interactor.tf_row.rope.freqs"]),
+                          bits(want))
+
+
+@pytest.mark.parametrize(("head", "base"), list(TORCH_FREQS))
+def test_rope_frequencies_match_torch_s_table(head, base):
+    config = {"embed_dim": head * 2, "row_nhead": 2, "row_rope_base": base}
+    got = ck.random_checkpoint({**config, "col_num_blocks": 0, "icl_num_blocks": 0,
+                                "row_num_blocks": 0})["row_interactor.tf_row.rope.freqs"]
+    assert bits(got).tolist() == TORCH_FREQS[head, base]
+    assert bits(ck.rope_frequencies(config)).tolist() == TORCH_FREQS[head, base]
+
+
+@pytest.mark.parametrize("config", [V2_SMALL, V2_SMALL_REGRESSOR])
+def test_random_checkpoint_reads_back_and_predicts(config, tmp_path):
+    from arenalite import datasets, models
+
+    made = ck.random_checkpoint(config, seed=1)
+    path = ck.write_safetensors(made, tmp_path / "random.safetensors")
+    back = ck.read_checkpoint(path)
+    assert back.config == made.config and same_tensors(back.tensors, made.tensors)
+    regression = config["max_classes" if "max_classes" in config else "embed_dim"] == 0
+    data = datasets.load("diabetes" if regression else "iris")
+    X, y = np.asarray(data.X), np.asarray(data.y)
+    rows = np.random.default_rng(0).permutation(len(y))
+    train, test = rows[:60], rows[60:90]
+    model = {"name": "tabicl", "weights": str(path), "n_estimators": 2}
+    out = models.predict(model, X[train], y[train], X[test], data.task)
+    assert np.isfinite(out).all()
+    if regression:
+        assert out.shape == (30,) and out.std() > 0
+        assert y.min() < out.min() and out.max() < y.max()
+    else:
+        assert out.shape == (30, 3) and (out >= 0).all() and (out <= 1).all()
+        np.testing.assert_allclose(out.sum(axis=1), 1.0, atol=1e-6)
+        assert out.max() < 0.99 and out.std(axis=0).min() > 0.01  # not degenerate
+
+
 # --- refusals -----------------------------------------------------------------------------
 
 

@@ -1,11 +1,12 @@
 """TabICLv2 (the ``tabicl`` package, BSD-3): numpy reference of its forward and its checkpoints.
 
 One stage per module, the same names as the bridge's: :mod:`.checkpoint` (reading the
-official ``.ckpt`` without torch, and safetensors), :mod:`.preprocessing` and
-:mod:`.ensemble` (what the scikit-learn wrappers do before and after the model),
-:mod:`.column` (column embedding), :mod:`.row` (row interaction), :mod:`.icl` (in-context
-learning), :mod:`.head`; :mod:`.layers` holds the pieces they share, :mod:`.model` runs one
-member's forward with both KV caches, :mod:`.predictor` the whole ensemble.
+official ``.ckpt`` without torch, and safetensors; random-weight checkpoints),
+:mod:`.preprocessing` and :mod:`.ensemble` (what the scikit-learn wrappers do before and
+after the model), :mod:`.column` (column embedding), :mod:`.row` (row interaction),
+:mod:`.icl` (in-context learning), :mod:`.head`; :mod:`.layers` holds the pieces they
+share, :mod:`.model` runs one member's forward with both KV caches, :mod:`.predictor` the
+whole ensemble.
 """
 
 from __future__ import annotations
@@ -14,13 +15,13 @@ from functools import lru_cache
 from os import PathLike
 from pathlib import Path
 
-from .checkpoint import Checkpoint, convert, read_checkpoint
+from .checkpoint import Checkpoint, convert, random_checkpoint, read_checkpoint, write_safetensors
 from .model import TabICLModel, fit_context, forward, predict_queries, stages
 from .predictor import NO_WEIGHTS, WHERE_WEIGHTS, Settings, check_task, predict
 
 __all__ = ["NO_WEIGHTS", "WHERE_WEIGHTS", "Checkpoint", "Settings", "TabICLModel", "check_task",
            "convert", "fit_context", "forward", "load", "predict", "predict_queries",
-           "read_checkpoint", "stages"]
+           "random_checkpoint", "read_checkpoint", "stages", "write_safetensors"]
 
 
 @lru_cache(maxsize=4)

@@ -17,6 +17,10 @@ must hold exactly the tensors :func:`expected_shapes` derives from it, with thos
 The same checkpoint as safetensors (:func:`write_safetensors`, :func:`convert`): float32
 tensors, metadata ``{"format": "arenalite.tabicl", "version": "1", "config": <JSON>}``.
 :func:`read_checkpoint` tells the two formats apart by their first bytes.
+
+:func:`random_checkpoint` makes a checkpoint of random weights for any config in numpy
+alone (no torch: in the browser too), for trying the model out and for tests; its
+predictions are those of random weights, not of TabICL.
 """
 
 from __future__ import annotations
@@ -567,3 +571,66 @@ def write_safetensors(checkpoint: Checkpoint, out_path: str | PathLike) -> Path:
 def convert(ckpt_path: str | PathLike, out_path: str | PathLike) -> Path:
     """Read a TabICL checkpoint (``.ckpt`` or ``.safetensors``) and write it as safetensors."""
     return write_safetensors(read_checkpoint(ckpt_path), out_path)
+
+
+# --- random weights -----------------------------------------------------------------------
+
+TOKEN_STD = 0.02
+"""Standard deviation of the learned tokens (``ind_vectors``, ``cls_tokens``), as the
+package initialises them (``trunc_normal_(std=0.02)``)."""
+BIAS_STD = 0.02
+"""Standard deviation of every bias (linear and LayerNorm): small, not zero."""
+
+
+def rope_frequencies(config: dict) -> np.ndarray:
+    """``row_interactor.tf_row.rope.freqs`` of ``config`` as torch computes them in float32:
+    ``1.0 / (base ** (torch.arange(0, d, 2)[: d // 2].float() / d))``, d = the row heads'
+    width (``tabicl._model.rope.RotaryEmbedding``).
+
+    The exponents are float32 quotients as in torch, the power is rounded once to float32
+    from float64 and the reciprocal is a float32 division: bit for bit torch's values for
+    TabICL's bases (1e4, 1e5) at head widths below 64 (torch then takes the C library's
+    ``powf``); elsewhere within an ulp of them (torch's vectorised ``pow`` and ``powf`` are
+    not correctly rounded).
+    """
+    c = check_config(config)
+    d = c["embed_dim"] // c["row_nhead"]
+    exponents = np.arange(0, d, 2)[: d // 2].astype(np.float32) / np.float32(d)
+    base = np.float64(np.float32(float(c["row_rope_base"])))
+    powers = np.power(base, exponents.astype(np.float64)).astype(np.float32)
+    return np.float32(1.0) / powers
+
+
+def random_checkpoint(config: dict, seed: int = 0) -> Checkpoint:
+    """A checkpoint of ``TabICL(**config)`` with random float32 weights, made in numpy.
+
+    Every tensor of :func:`expected_shapes`, drawn in state-dict order from
+    ``numpy.random.default_rng(seed)`` (the same seed, the same weights): matrices
+    normal(0, 1/√fan_in) (fan_in: their second axis), LayerNorm weights 1, biases
+    normal(0, :data:`BIAS_STD`), the learned tokens normal(0, :data:`TOKEN_STD`), SSMax's
+    ``scales`` 1 (the package's initial values), and the RoPE frequencies their exact values
+    (:func:`rope_frequencies`). ``zero_init`` is not applied (nothing is zeroed), so every
+    block acts. ``config`` is completed and checked (:func:`check_config`). Write it with
+    :func:`write_safetensors`; what it predicts is what random weights predict, not TabICL.
+    """
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    c = check_config(config)
+    rng = np.random.default_rng(int(seed))
+    tensors: dict[str, np.ndarray] = {}
+    for name, shape in expected_shapes(c).items():
+        leaf = name.rsplit(".", 1)[-1]
+        if name.endswith("rope.freqs"):
+            value = rope_frequencies(c)
+        elif leaf in ("ind_vectors", "cls_tokens"):
+            value = rng.normal(0.0, TOKEN_STD, shape)
+        elif leaf == "scales":
+            value = np.ones(shape)
+        elif len(shape) == 2:
+            value = rng.normal(0.0, 1.0 / math.sqrt(shape[1]), shape)
+        elif leaf.endswith("bias"):
+            value = rng.normal(0.0, BIAS_STD, shape)
+        else:  # the 1-D weights are LayerNorms'
+            value = np.ones(shape)
+        tensors[name] = np.ascontiguousarray(value, dtype=np.float32)
+    return Checkpoint(c, tensors)
