@@ -108,7 +108,10 @@ def run_to_csv(datasets: Mapping[str, bundled.Dataset], splits: Mapping[str, dic
                vulkan_icd: str | PathLike | None = None, node: str | None = None,
                timeout: float | None = None) -> Path:
     """Run every model on every split of every dataset under dawn.node; writes ``out``
-    (the page's CSV) and returns its path. Errors: :class:`NodeRunnerError`."""
+    (the page's CSV) and returns its path. Errors: :class:`NodeRunnerError`; a model the
+    bridge does not implement (the registry's ``runners``) is a ValueError before Node or
+    the bridge is looked for."""
+    payloads = [model_payload(m) for m in models]
     bridge = find_bridge(bridge_dir)
     executable = find_node(node)
     env = node_env(vulkan_icd)
@@ -118,7 +121,7 @@ def run_to_csv(datasets: Mapping[str, bundled.Dataset], splits: Mapping[str, dic
     job = {"weights": str(DEFAULT_PATH.parent) + os.sep,
            "datasets": [{"dataset": dataset_payload(ds), "splits": splits[name]}
                         for name, ds in datasets.items()],
-           "models": [model_payload(m) for m in models]}
+           "models": payloads}
     out = Path(out)
     with tempfile.TemporaryDirectory(prefix="arenalite-node-") as tmp:
         job_path = Path(tmp) / "job.json"
