@@ -1,0 +1,315 @@
+// The dispatches every TabICL stage is built of (pkg/arenalite/models/tabicl/layers.py on
+// the GPU): torch-layout linear layers (optionally with exact GELU or accumulated onto the
+// residual stream), LayerNorm with or without bias, RoPE, SSMax / QASSMax query scaling,
+// cross-attention with separate batch strides for queries and keys/values, strided copies,
+// and the pre-norm attention block (`MultiheadAttentionBlock`) made of them: `kvProject`
+// fills a K/V cache, `blockForward` runs queries over one.
+//
+// Kernels: src/kernels/tabicl_*.wgsl, each compiled once per engine with
+// tabicl_math.wgsl (exact GELU, tanh) in front (WGSL has no include). Pipelines live in
+// the engine's pipeline cache, buffers in its per-role buffers (prefix "tabicl."), weights
+// are uploaded once per engine and weights object, and each dispatch of a compute pass gets
+// its own uniform block (`Ops.stage` numbers them per pass, so the blocks are reused from
+// one pass to the next without a pass overwriting its own).
+import { readText } from "../io.js";
+
+export const TABICL_KERNELS = ["tabicl_linear", "tabicl_attention", "tabicl_qassmax", "tabicl_rope",
+  "tabicl_layer_norm", "tabicl_copy", "tabicl_cells", "tabicl_target"];
+export const LN_EPS = 1e-5;
+/** Rows one linear dispatch may cover (65535 workgroups of 32 rows). */
+export const MAX_DISPATCH_ROWS = 65535 * 32;
+const MAX_HEAD_DIM = 64;
+const MAX_SSMAX_HIDDEN = 256;
+
+const sources = new Map();
+
+/** The WGSL source of a tabicl kernel with tabicl_math.wgsl in front, read once. */
+export function tabiclSource(name) {
+  if (!TABICL_KERNELS.includes(name)) throw new Error(`unknown TabICL kernel '${name}'`);
+  if (!sources.has(name)) {
+    const read = (file) => readText(new URL(`../kernels/${file}.wgsl`, import.meta.url));
+    sources.set(name, Promise.all([read("tabicl_math"), read(name)]).then((parts) => parts.join("\n")));
+  }
+  return sources.get(name);
+}
+
+/** The compute pipeline of a tabicl kernel, compiled once per engine (its pipeline cache). */
+export function tabiclPipeline(engine, name) {
+  const key = `${name}:main`;
+  if (!engine.pipelines.has(key)) {
+    const made = (async () => {
+      const module = engine.device.createShaderModule({ label: name, code: await tabiclSource(name) });
+      engine.stats.pipelinesCreated++;
+      return engine.device.createComputePipelineAsync({
+        label: key, layout: "auto", compute: { module, entryPoint: "main" } });
+    })();
+    engine.pipelines.set(key, made);
+    made.catch(() => engine.pipelines.delete(key));
+  }
+  return engine.pipelines.get(key);
+}
+
+/** A config's `*_ssmax` as a kind name (true is QASSMax elementwise), as layers.py. */
+export function ssmaxKind(value) {
+  if (typeof value === "boolean") return value ? "qassmax-mlp-elementwise" : "none";
+  return value;
+}
+
+/** Workgroups for `count` invocations of 64, folded into y past 65535. */
+export function groups64(count) {
+  const g = Math.max(1, Math.ceil(count / 64));
+  return g <= 65535 ? [g, 1, 1] : [65535, Math.ceil(g / 65535), 1];
+}
+
+const uploaded = new WeakMap();
+let weightsSerial = 0;
+
+/** GPU buffers of every tensor of `weights`, uploaded once per engine. */
+function weightBuffers(engine, weights) {
+  let perEngine = uploaded.get(weights);
+  if (!perEngine) uploaded.set(weights, (perEngine = new WeakMap()));
+  let buffers = perEngine.get(engine);
+  if (buffers) return buffers;
+  buffers = new Map();
+  const id = weightsSerial++;
+  for (const [name, data] of weights.tensors) buffers.set(name, engine.upload(`tabicl.w.${id}.${name}`, data));
+  perEngine.set(engine, buffers);
+  return buffers;
+}
+
+/** The dispatch helpers of one engine and weights. */
+export class Ops {
+  static async create(engine, weights) {
+    const made = await Promise.all(TABICL_KERNELS.map((k) => tabiclPipeline(engine, k)));
+    return new Ops(engine, weights, Object.fromEntries(TABICL_KERNELS.map((k, i) => [k, made[i]])));
+  }
+
+  constructor(engine, weights, pipelines) {
+    this.engine = engine;
+    this.weights = weights;
+    this.p = pipelines;
+    this.buffers = weightBuffers(engine, weights);
+    this.zeros = engine.upload("tabicl.zeros", new Float32Array(4));
+    this.seq = 0;
+    this.ready = new Set();  // (block, n) of the SSMax base vectors computed
+  }
+
+  w(name) {
+    const b = this.buffers.get(name);
+    if (!b) throw new Error(`TabICL weights: tensor '${name}' is missing`);
+    return b;
+  }
+
+  has(name) {
+    return this.buffers.has(name);
+  }
+
+  shape(name) {
+    const s = this.weights.shapes.get(name);
+    if (!s) throw new Error(`TabICL weights: tensor '${name}' is missing`);
+    return s;
+  }
+
+  /** A 64-byte uniform block for the next dispatch of the pass being recorded. */
+  uniform(fields) {
+    const data = new ArrayBuffer(64);
+    const view = new DataView(data);
+    fields.forEach(([type, value], i) => {
+      if (type === "f32") view.setFloat32(4 * i, value, true);
+      else view.setUint32(4 * i, value, true);
+    });
+    const buffer = this.engine.buffer(`uniform:tabicl.${this.seq++}`, 64, "uniform");
+    this.engine.device.queue.writeBuffer(buffer, 0, data);
+    return buffer;
+  }
+
+  /** One timed compute pass of `timer`'s `stage` (dispatch uniforms numbered from 0). */
+  stage(timer, stage, record) {
+    return timer.stage(stage, (pass) => {
+      this.seq = 0;
+      return record(pass);
+    });
+  }
+
+  run(pass, kernel, fields, bindings, groups) {
+    const all = { 0: this.uniform(fields), ...bindings };
+    this.engine.dispatch(pass, this.p[kernel], all, groups);
+  }
+
+  /** out[r, c] (= or +=) act(a[r] . w[c] + b[c]), torch layout; see tabicl_linear.wgsl. */
+  linear(pass, { a, aOff = 0, aStride, M, K, N, w, wOff = 0, b = null, bOff = 0, out, outOff = 0,
+    outStride = N, gelu = false, accumulate = false }) {
+    if (M === 0) return;
+    const flags = (b ? 1 : 0) | (gelu ? 2 : 0) | (accumulate ? 4 : 0);
+    this.run(pass, "tabicl_linear", [["u32", M], ["u32", K], ["u32", N], ["u32", flags],
+      ["u32", aStride ?? K], ["u32", aOff], ["u32", wOff], ["u32", bOff], ["u32", outStride], ["u32", outOff]],
+    { 1: a, 2: this.w(w), 3: b ? this.w(b) : this.zeros, 4: out }, [Math.ceil(N / 32), Math.ceil(M / 32), 1]);
+  }
+
+  /** LayerNorm of `rows` rows of D (tensors `${prefix}.weight` and, if stored, `.bias`). */
+  layerNorm(pass, { x, xOff = 0, rows, D, prefix, out, outOff = 0 }) {
+    if (rows === 0) return;
+    const bias = this.has(`${prefix}.bias`);
+    this.run(pass, "tabicl_layer_norm", [["u32", rows], ["u32", D], ["f32", LN_EPS], ["u32", bias ? 1 : 0],
+      ["u32", xOff], ["u32", outOff]],
+    { 1: x, 2: this.w(`${prefix}.weight`), 3: bias ? this.w(`${prefix}.bias`) : this.zeros, 4: out },
+    groups64(rows));
+  }
+
+  /** Strided copy (tabicl_copy.wgsl); `inS1`/`inS2` 0 broadcast. */
+  copy(pass, { src, out, outer, inner, width, inS1, inS2, inOff = 0, outS1, outS2, outOff = 0,
+    accumulate = false, alpha = 1 }) {
+    if (outer * inner * width === 0) return;
+    this.run(pass, "tabicl_copy", [["u32", outer], ["u32", inner], ["u32", width], ["u32", inS1], ["u32", inS2],
+      ["u32", inOff], ["u32", outS1], ["u32", outS2], ["u32", outOff], ["u32", accumulate ? 1 : 0], ["f32", alpha]],
+    { 1: src, 2: out }, groups64(outer * inner * width));
+  }
+
+  /** Cross-attention (tabicl_attention.wgsl) into `out` (batches * Tq rows of H * dh). */
+  attention(pass, { q, qBatch, qStride, qOff = 0, kv, kBatch, kvStride, kOff, vOff, out, batches, Tq,
+    keys, H, dh }) {
+    if (batches * Tq === 0) return;
+    if (dh > MAX_HEAD_DIM) throw new Error(`TabICL on WebGPU: head dim ${dh} > ${MAX_HEAD_DIM} (the attention kernel's limit)`);
+    this.run(pass, "tabicl_attention", [["u32", batches], ["u32", Tq], ["u32", keys], ["u32", H], ["u32", dh],
+      ["f32", 1 / Math.sqrt(dh)], ["u32", qBatch], ["u32", qStride], ["u32", qOff], ["u32", kBatch],
+      ["u32", kvStride], ["u32", kOff], ["u32", vOff]], { 1: q, 2: kv, 3: out }, groups64(batches * Tq * H));
+  }
+
+  /** RoPE in place on `rows` rows of H heads (positions r % period). */
+  rope(pass, { x, rows, period, H, dh, stride, off = 0, interleaved, freqs }) {
+    if (rows === 0) return;
+    this.run(pass, "tabicl_rope", [["u32", rows], ["u32", period], ["u32", H], ["u32", dh], ["u32", stride],
+      ["u32", off], ["u32", interleaved ? 1 : 0]], { 1: x, 2: this.ropeTable(freqs, period, dh) },
+    groups64(rows * H * (dh / 2)));
+  }
+
+  /** cos / sin of pos * freqs[i] (float32 angles as numpy's, float64 trig), per period. */
+  ropeTable(freqs, period, dh) {
+    const role = `tabicl.rope.${freqs}.${period}`;
+    if (!this.ready.has(role)) {
+      const f = this.weights.tensors.get(freqs);
+      const half = dh / 2;
+      if (f.length !== half) throw new Error(`TabICL weights: '${freqs}' holds ${f.length} values, expected ${half}`);
+      const table = new Float32Array(period * half * 2);
+      for (let pos = 0; pos < period; pos++) {
+        for (let i = 0; i < half; i++) {
+          const angle = Math.fround(pos * f[i]);
+          table[2 * (pos * half + i)] = Math.cos(angle);
+          table[2 * (pos * half + i) + 1] = Math.sin(angle);
+        }
+      }
+      this.engine.upload(role, table);
+      this.ready.add(role);
+    }
+    return this.engine.buffer(role, 0);
+  }
+}
+
+/**
+ * One pre-norm `MultiheadAttentionBlock` under `prefix` (…"attn.in_proj_weight", "norm1",
+ * "norm2", "linear1", "linear2"): `h = q + Attn(LN1(q), LN1(kv))`, `h += W2 GELU(W1 LN2(h))`.
+ * Scratch `s` = {a, q, o, mid}: rows × E (mid: rows × ff) buffers of the caller's role.
+ */
+export class AttentionBlock {
+  constructor(ops, prefix, heads, ssmax, normFirst = true) {
+    if (!normFirst) throw new Error("TabICL on WebGPU: post-norm blocks (norm_first false) are not implemented");
+    this.prefix = prefix;
+    this.E = ops.shape(`${prefix}attn.out_proj.weight`)[0];
+    this.H = heads;
+    this.dh = this.E / heads;
+    if (!Number.isInteger(this.dh) || this.dh % 2) {
+      throw new Error(`TabICL config: width ${this.E} over ${heads} heads is not an even head dim`);
+    }
+    this.ff = ops.shape(`${prefix}linear1.weight`)[0];
+    this.ssmax = ssmaxKind(ssmax);
+  }
+
+  /** LN1 of `rows` rows of x (from row xRow) → keys/values into kv rows kvRow… (2E each). */
+  kvProject(ops, pass, { x, xRow = 0, rows, s, kv, kvRow = 0, rope = null }) {
+    const { E, prefix: p } = this;
+    ops.layerNorm(pass, { x, xOff: xRow * E, rows, D: E, prefix: `${p}norm1`, out: s.a });
+    ops.linear(pass, { a: s.a, M: rows, K: E, N: 2 * E, w: `${p}attn.in_proj_weight`, wOff: E * E,
+      b: `${p}attn.in_proj_bias`, bOff: E, out: kv, outOff: kvRow * 2 * E, outStride: 2 * E });
+    if (rope) {
+      ops.rope(pass, { x: kv, rows, period: rope.period, H: this.H, dh: this.dh, stride: 2 * E,
+        off: kvRow * 2 * E, interleaved: rope.interleaved, freqs: rope.freqs });
+    }
+  }
+
+  /**
+   * The block on `rows` = batches × Tq query rows of the residual stream x (from row xRow,
+   * updated in place) over cached keys/values: batch b's queries attend to kv rows
+   * b · kBatch … + keys − 1. `n` is the key count the SSMax scaling sees.
+   */
+  forward(ops, pass, { x, xRow = 0, batches, Tq, kv, kBatch, keys, s, rope = null }) {
+    const { E, H, dh, prefix: p } = this;
+    const rows = batches * Tq;
+    ops.layerNorm(pass, { x, xOff: xRow * E, rows, D: E, prefix: `${p}norm1`, out: s.a });
+    ops.linear(pass, { a: s.a, M: rows, K: E, N: E, w: `${p}attn.in_proj_weight`, b: `${p}attn.in_proj_bias`,
+      out: s.q });
+    if (rope) {
+      ops.rope(pass, { x: s.q, rows, period: rope.period, H, dh, stride: E, interleaved: rope.interleaved,
+        freqs: rope.freqs });
+    }
+    this.scaleQueries(ops, pass, s.q, rows, keys);
+    ops.attention(pass, { q: s.q, qBatch: Tq, qStride: E, kv, kBatch, kvStride: 2 * E, kOff: 0, vOff: E,
+      out: s.o, batches, Tq, keys, H, dh });
+    ops.linear(pass, { a: s.o, M: rows, K: E, N: E, w: `${p}attn.out_proj.weight`, b: `${p}attn.out_proj.bias`,
+      out: x, outOff: xRow * E, accumulate: true });
+    ops.layerNorm(pass, { x, xOff: xRow * E, rows, D: E, prefix: `${p}norm2`, out: s.a });
+    ops.linear(pass, { a: s.a, M: rows, K: E, N: this.ff, w: `${p}linear1.weight`, b: `${p}linear1.bias`,
+      out: s.mid, gelu: true });
+    ops.linear(pass, { a: s.mid, M: rows, K: this.ff, N: E, w: `${p}linear2.weight`, b: `${p}linear2.bias`,
+      out: x, outOff: xRow * E, accumulate: true });
+  }
+
+  /** SSMax / QASSMax on `rows` projected queries for n keys (layers.py's ssmax_scale). */
+  scaleQueries(ops, pass, q, rows, n) {
+    const kind = this.ssmax;
+    if (kind === "none") return;
+    const p = `${this.prefix}attn.ssmax_layer.`;
+    const base = this.baseVector(ops, pass, p, n);
+    const query = kind.startsWith("qassmax");
+    const elementwise = kind.endsWith("elementwise") ? 1 : 0;
+    const [hidden, dIn] = query ? ops.shape(`${p}query_mlp.0.weight`) : [0, this.dh];
+    const qOut = query ? ops.shape(`${p}query_mlp.2.weight`)[0] : 1;
+    if (hidden > MAX_SSMAX_HIDDEN || dIn !== this.dh || (qOut !== 1 && qOut !== this.dh)) {
+      throw new Error(`TabICL on WebGPU: ${p}query_mlp of shape ${hidden} x ${dIn} -> ${qOut} ` +
+        `(head dim ${this.dh}, hidden at most ${MAX_SSMAX_HIDDEN})`);
+    }
+    const t = (name) => (query ? ops.w(`${p}query_mlp.${name}`) : ops.zeros);
+    ops.run(pass, "tabicl_qassmax", [["u32", rows], ["u32", this.H], ["u32", this.dh], ["u32", this.E], ["u32", 0],
+      ["u32", hidden], ["u32", qOut], ["u32", elementwise], ["u32", query ? 1 : 0]],
+    { 1: q, 2: base, 3: t("0.weight"), 4: t("0.bias"), 5: t("2.weight"), 6: t("2.bias") }, groups64(rows * this.H));
+  }
+
+  /** base_mlp(log n) (or scales · log n), computed on the GPU once per block and n. */
+  baseVector(ops, pass, p, n) {
+    const role = `tabicl.ssmax.${p}${n}`;
+    const logn = Math.fround(Math.log(Math.max(n, 1)));
+    if (ops.ready.has(role)) return ops.engine.buffer(role, 0);
+    if (this.ssmax === "ssmax") {
+      const scales = ops.weights.tensors.get(`${p}scales`);
+      const buffer = ops.engine.upload(role, scales.map((v) => Math.fround(v * logn)));
+      ops.ready.add(role);
+      return buffer;
+    }
+    const [hidden] = ops.shape(`${p}base_mlp.0.weight`);
+    const [width] = ops.shape(`${p}base_mlp.2.weight`);
+    const input = ops.engine.upload(`tabicl.logn.${p}${n}`, Float32Array.of(logn));
+    const mid = ops.engine.buffer(`tabicl.ssmax.hidden.${p}${n}`, hidden * 4);
+    const base = ops.engine.buffer(role, width * 4);
+    ops.linear(pass, { a: input, M: 1, K: 1, N: hidden, w: `${p}base_mlp.0.weight`, b: `${p}base_mlp.0.bias`,
+      out: mid, gelu: true });
+    ops.linear(pass, { a: mid, M: 1, K: hidden, N: width, w: `${p}base_mlp.2.weight`, b: `${p}base_mlp.2.bias`,
+      out: base });
+    ops.ready.add(role);
+    return base;
+  }
+}
+
+/** Scratch buffers {a, q, o, mid} of `rows` rows for a block of width E and hidden ff. */
+export function scratch(engine, role, rows, E, ff) {
+  const buf = (name, width) => engine.buffer(`tabicl.${role}.${name}`, Math.max(1, rows * width) * 4);
+  return { a: buf("a", E), q: buf("q", E), o: buf("o", E), mid: buf("mid", ff) };
+}
