@@ -13,3 +13,7 @@ export { describeAdapter } from "./gpu.js";
 export { KERNELS, MATMUL_TILE, loadKernel } from "./kernels.js";
 export { contextRows, fmShapes, loadFmWeights, rowHash, runTabularFM } from "./tabular_fm.js";
 export { parseSafetensors } from "./safetensors.js";
+// TabICL without Python: checkpoints (.ckpt through a restricted unpickler, or safetensors), preprocessing, ensemble
+export { CONFIG_DEFAULTS as TABICL_CONFIG_DEFAULTS, checkConfig as checkTabiclConfig, expectedShapes as tabiclExpectedShapes, readCheckpoint as readTabiclCheckpoint } from "./tabicl/checkpoint.js";
+export { aggregateProba as tabiclAggregateProba, fitMembers as fitTabiclMembers, memberInputs as tabiclMemberInputs, modelBatches as tabiclModelBatches, predictRegression as tabiclPredictRegression } from "./tabicl/ensemble.js";
+export { PyRandom } from "./tabicl/pyrandom.js";
