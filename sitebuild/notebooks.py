@@ -559,6 +559,106 @@ within one predicted standard deviation of the mean:
             code('''inside = ((oof["y_true"] - oof["mean"]).abs() <= oof["std"]).mean()
 print(f"{inside:.0%} of targets within one predicted sd (68 % for a calibrated Gaussian)")'''),
         ]),
+    "09_tabicl_own_checkpoint": notebook(
+        "TabICLv2 from your own checkpoint",
+        """
+`tabicl` is TabICLv2 (the [`tabicl` package](https://pypi.org/project/tabicl/), BSD-3),
+run in numpy by arenalite's Python runner (WebGPU to come) from **your own checkpoint**:
+no TabICL weights ship with arenalite. The browser has no torch, so this notebook first
+makes a small checkpoint of **random weights** with numpy
+(`arenalite.models.tabicl.random_checkpoint`) and runs it on the persisted splits of two
+bundled datasets, next to kNN. The last section shows how to run the real TabICLv2
+checkpoint instead.
+
+> **⚠ RANDOM WEIGHTS.** Every score in this notebook until the last section comes from a
+> checkpoint of random weights made here, **not from TabICLv2**: it shows how the model
+> runs and ranks, not how good TabICLv2 is. Its label in every table says so.
+""",
+        [
+            md("""
+A checkpoint of TabICLv2's architecture (feature groups of 3, QASSMax, split-half rotary
+positions), shrunk to a toy: 16-wide embeddings, one column and one row block, two ICL
+layers. Matrices are drawn normal(0, 1/√fan_in), LayerNorm weights are 1, the rotary
+frequencies are exactly TabICL's. It is written as safetensors, the file arenalite reads
+(as it reads the package's `.ckpt`):
+"""),
+            code('''import tempfile
+from pathlib import Path
+
+from arenalite.models import tabicl
+
+config = {"max_classes": 10, "embed_dim": 16, "col_num_blocks": 1, "col_nhead": 2,
+          "col_num_inds": 8, "row_num_blocks": 1, "row_nhead": 2, "row_num_cls": 2,
+          "row_rope_interleaved": False, "icl_num_blocks": 2, "icl_nhead": 2}
+random_checkpoint = tabicl.random_checkpoint(config, seed=0)
+weights = tabicl.write_safetensors(random_checkpoint,
+                                   Path(tempfile.gettempdir()) / "tabicl_random.safetensors")
+n_weights = sum(t.size for t in random_checkpoint.tensors.values())
+print(f"wrote {weights.name}: {n_weights:,} RANDOM weights (TabICLv2: 27.5 M trained ones)")'''),
+            md("""
+The persisted splits of iris and wine (the first repeat of each, three folds, to stay quick
+in the browser), and the runner with the random checkpoint beside kNN. The model's label
+names its weights:
+"""),
+            code('''from arenalite import datasets, runner, splits
+
+data = {name: datasets.load(name) for name in ["iris", "wine"]}
+persisted = {}
+for name, ds in data.items():
+    s = splits.make_splits(ds.n_rows, ds.task, y=ds.y, dataset=name)
+    persisted[name] = {**s, "n_repeats": 1, "splits": [e for e in s["splits"] if e["repeat"] == 0]}
+RANDOM = "tabicl (RANDOM weights, not TabICLv2)"
+models = [{"name": "tabicl", "weights": str(weights), "n_estimators": 4, "label": RANDOM},
+          {"name": "knn", "k": 5}]
+results = runner.run(data, persisted, models, progress=False)
+results.groupby(["dataset", "metric", "model"])["score"].mean().unstack("model").round(4)'''),
+            md("""
+Log loss, lower is better. A uniform guess over 3 classes scores ln 3 ≈ 1.099; random
+weights do no better than that, kNN does far better. Ranked like any other results table
+(each split a match day), normalized so that a log loss of 0 is 1 and the random-weight
+model's own is 0:
+"""),
+            code('''bench = arenalite.load_df(results, seed="seed",
+                          metric_type_bounds={"log_loss": (0.0, RANDOM)})
+agg = bench.aggregate_ranking()
+agg.table'''),
+            code('''fig = agg.plot(title="Random-weight tabicl (not TabICLv2) next to kNN")
+fig'''),
+            md("""
+IQM with a dataset bootstrap. (Elo would say the same: kNN wins every battle, so its
+Bradley-Terry fit needs the tie prior.)
+"""),
+            code('''iqm = bench.iqm_ranking(n_bootstrap=200, random_state=0)
+iqm.table'''),
+            md("""
+## The real TabICLv2
+
+1. Download `tabicl-classifier-v2-20260212.ckpt` from the Hugging Face hub, repo
+   [`jingang/TabICL`](https://huggingface.co/jingang/TabICL) (for regression, the TabICL
+   regressor checkpoint from the same repo).
+2. Optionally convert it to safetensors on your machine:
+   `arenalite convert tabicl tabicl-classifier-v2-20260212.ckpt -o tabicl-classifier-v2.safetensors`
+   (no torch needed; `weights` takes either file).
+3. In JupyterLite, upload the file into the file browser first (drag it onto the file
+   list on the left, or its upload button): it lands beside this notebook. It holds
+   27.5 M weights, so the upload takes a while. In CPython, give its path.
+4. Run the cell below; it does nothing until the file is there.
+
+From a shell the same run is `arenalite run iris wine --model
+tabicl:weights=tabicl-classifier-v2-20260212.ckpt --model knn -o runs/`. The full model
+(27.5 M parameters, 12 ICL layers of width 512) is far slower in numpy than this toy, and
+slower again in the browser: start with one dataset and a few splits.
+"""),
+            code('''CHECKPOINT = Path("tabicl-classifier-v2-20260212.ckpt")  # or your .safetensors
+if CHECKPOINT.is_file():
+    real = {"name": "tabicl", "weights": str(CHECKPOINT), "label": "tabicl (TabICLv2)"}
+    real_results = runner.run(data, persisted, [real, {"name": "knn", "k": 5}], progress=False)
+    real_bench = arenalite.load_df(real_results, seed="seed",
+                                   metric_type_bounds={"log_loss": (0.0, "knn")})
+    print(real_bench.elo_ranking(n_bootstrap=200, random_state=0).table.to_string(index=False))
+else:
+    print(f"{CHECKPOINT} is not here: download and upload it (steps above) to rank TabICLv2")'''),
+        ]),
 }
 
 

@@ -32,7 +32,7 @@ CONTENT = Path(__file__).resolve().parents[1] / "content"
 NOTEBOOKS = sorted(CONTENT.glob("*.ipynb"))
 EXPECTED = {"01_quick_start", "02_performance_profiles", "03_three_rankings",
             "04_statistics_and_gate", "05_auroc_vs_auprc", "06_splits_and_webgpu",
-            "07_gate_protocol", "08_tabular_fm"}
+            "07_gate_protocol", "08_tabular_fm", "09_tabicl_own_checkpoint"}
 
 
 def code_cells(path: Path) -> list[str]:
@@ -80,7 +80,7 @@ def finish(cell: types.CoroutineType, where: str) -> None:
     raise RuntimeError(f"{where} awaited something, and WASI has no event loop to run it")
 
 
-def test_the_eight_notebooks_exist() -> None:
+def test_the_nine_notebooks_exist() -> None:
     assert {p.stem for p in NOTEBOOKS} == EXPECTED
 
 
@@ -172,3 +172,27 @@ def test_07_gate_protocol_verdicts() -> None:
     assert sigma == pytest.approx(float(np.sqrt(np.mean((oof["y_true"] - oof["point"]) ** 2))))
     assert track[("knn-15 + honest constant spread", "gaussian_nll")] == pytest.approx(
         0.5 * np.log(2 * np.pi * sigma**2) + 0.5)
+
+
+def test_09_tabicl_says_its_weights_are_random() -> None:
+    """The TabICL notebook runs a numpy random-weight checkpoint (no torch in the browser),
+    says so where it is read and in every table, and ranks it next to knn."""
+    path = CONTENT / "09_tabicl_own_checkpoint.ipynb"
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    intro = nb["cells"][0]["source"]
+    assert "RANDOM WEIGHTS" in intro and "not from TabICLv2" in intro
+    namespace, _ = executed(path)
+    results = namespace["results"]
+    assert set(results["model"]) == {"tabicl (RANDOM weights, not TabICLv2)", "knn"}
+    assert set(results["dataset"]) == {"iris", "wine"} and len(results) == 2 * 2 * 3
+    assert np.isfinite(results["score"]).all()
+    assert list(namespace["agg"].table["model"]) == ["knn", "tabicl (RANDOM weights, not TabICLv2)"]
+    assert set(namespace["iqm"].table["model"]) == set(results["model"])
+    assert not Path(namespace["weights"]).is_relative_to(CONTENT)  # nothing left in content/
+    assert not namespace["CHECKPOINT"].is_file()  # the real one is the user's to upload
+    real = "".join(code_cells(path)[-1])
+    assert real.startswith('CHECKPOINT = Path("tabicl-classifier-v2-20260212.ckpt")')
+    assert "if CHECKPOINT.is_file():" in real
+    text = "".join(c["source"] for c in nb["cells"] if c["cell_type"] == "markdown")
+    assert "jingang/TabICL" in text and "arenalite convert tabicl" in text
+    assert "upload the file into the file browser" in text
