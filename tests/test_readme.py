@@ -112,3 +112,20 @@ def test_coming_from_tabarena_runs(tmp_path, monkeypatch, capsys):
     assert "anchored on <b>GBM-default</b> at 1000" in (
         tmp_path / "tabarena-out" / "report.html").read_text()
     assert pd.read_csv(tmp_path / "tabarena-out" / "elo.csv")["model"].iloc[0] == "GBM-tuned"
+
+
+def test_tabicl_section_runs_on_random_weights(tmp_path, monkeypatch):
+    """The tabicl section's Python block (a numpy random-weight checkpoint, no torch) runs;
+    its commands need the user's own checkpoint and are not run here."""
+    text = section("tabicl: TabICLv2 from your own checkpoint")
+    assert "No TabICL weights ship with arenalite" in text and "random-weight" in text
+    monkeypatch.chdir(tmp_path)
+    [code] = blocks(text, "python")
+    namespace: dict = {}
+    exec(compile(code, "README.md", "exec"), namespace)
+    results = namespace["results"]
+    assert set(results["model"]) == {"tabicl-RANDOM-weights", "knn"} and len(results) == 4
+    assert results["score"].notna().all()
+    [script] = blocks(text, "bash")
+    assert [argv[:3] for argv in commands(script)] == [["arenalite", "convert", "tabicl"],
+                                                      ["arenalite", "run", "iris"]]
