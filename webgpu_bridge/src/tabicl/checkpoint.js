@@ -539,6 +539,9 @@ function halfToFloat(h) {
 /** A float storage's bytes as float32 (f16, bf16, f64 widened or rounded as numpy does). */
 function decodeStorage(raw, kind, numel, little) {
   const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
+  if (kind === "FloatStorage" && little && raw.byteOffset % 4 === 0) {
+    return new Float32Array(raw.buffer, raw.byteOffset, numel).slice();  // the common case: a copy
+  }
   const flat = new Float32Array(numel);
   if (kind === "FloatStorage") {
     for (let i = 0; i < numel; i++) flat[i] = view.getFloat32(4 * i, little);
@@ -587,6 +590,8 @@ async function materialize(name, ref, storages, archive, prefix, little, where) 
     throw new Error(`${where}: tensor ${pyRepr(name)} (size [${size.join(", ")}], stride [${stride.join(", ")}], offset ${offset}) ` +
       `reaches element ${last} of storage ${pyRepr(storage.key)}, which holds ${storage.numel}`);
   }
+  const contiguous = size.every((n, d) => n === 1 || stride[d] === size.slice(d + 1).reduce((a, b) => a * b, 1));
+  if (contiguous) return flat.slice(offset, offset + count);
   const out = new Float32Array(count);
   const index = new Array(size.length).fill(0);
   let at = offset;
