@@ -110,7 +110,14 @@ test("a big-endian archive and DEFLATE records read the same", async () => {
   sameTensors((await readCheckpoint(await writeZip(records), { name: "big.ckpt" })).tensors, tiny.tensors);
   const stored = [];
   for (const name of archive.names) stored.push([name, await archive.read(name)]);
-  sameTensors((await readCheckpoint(await writeZip(stored, { deflate: true }), { name: "deflated.ckpt" })).tensors, tiny.tensors);
+  const deflated = await writeZip(stored, { deflate: true });
+  sameTensors((await readCheckpoint(deflated, { name: "deflated.ckpt" })).tensors, tiny.tensors);
+  const entry = new ZipArchive(deflated).entries.get("tiny/data.pkl");
+  for (const at of [40, 200]) {  // a damaged DEFLATE stream: refused as corrupt, whichever check trips
+    const broken = Uint8Array.from(deflated);
+    broken[entry.headerOffset + 30 + "tiny/data.pkl".length + at] ^= 0x5a;
+    await refused(broken, "broken.ckpt", "truncated or corrupt");
+  }
 });
 
 test("hand-built checkpoints (extras, parameters, non-finite values) read like torch's", async () => {
