@@ -29,18 +29,37 @@ def bench() -> arenalite.Benchmark:
 
 
 def test_matches_baycomp_signed_rank_test(bench: arenalite.Benchmark) -> None:
+    """Same seed, same probabilities: baycomp's two_on_multiple (SignedRankTest, prior 0.5,
+    50 000 RandomState draws) on the rows of scores_, exactly, pair by pair and with every
+    pair computed at once."""
     import baycomp
     result = bench.bayesian_comparison(rope=0.01, random_state=5)
     scores = bench.scores_
     for a, b in [("m0", "m1"), ("m0", "m2"), ("m2", "m3")]:
         row = result.table[(result.table.model_a == a) & (result.table.model_b == b)].iloc[0]
         # baycomp: x = model_a, y = model_b, differences y − x; "left" means x is better.
-        expected = baycomp.SignedRankTest.probs(scores.loc[a].to_numpy(), scores.loc[b].to_numpy(),
-                                                rope=0.01, prior=1, nsamples=20000,
-                                                random_state=1)
+        expected = baycomp.two_on_multiple(scores.loc[a].to_numpy(), scores.loc[b].to_numpy(),
+                                           rope=0.01, random_state=5)
         ours = (row.p_a_better, row.p_equiv, row.p_b_better)
-        np.testing.assert_allclose(ours, expected, atol=0.02)
+        assert ours == tuple(float(p) for p in expected)
         assert max(ours) < 0.99  # an informative (not saturated) comparison
+
+
+@pytest.mark.parametrize("n, shift, rope, prior, seed", [
+    (3, 0.01, 0.01, 0.5, 0), (15, 0.0, 0.01, 0.5, 1), (20, 0.02, 0.01, 0.5, 2),
+    (20, -0.005, 0.0, 0.5, 0), (30, 0.01, 0.05, 0.5, 3), (12, 0.01, 0.01, 1.0, 4),
+    (12, 0.01, 0.01, 0.6, 5),
+])
+def test_signed_rank_posterior_equals_baycomp_sample_for_sample(n, shift, rope, prior, seed):
+    """Any rope (0 included), any prior weight, any int seed: baycomp's SignedRankTest."""
+    import baycomp
+    rng = np.random.default_rng(seed + 100)
+    b = 0.7 + rng.normal(0, 0.02, n)
+    a = b + shift + rng.normal(0, 0.02, n)
+    ours = signed_rank_posterior((a - b)[None], rope, 20_000, seed, prior=prior)[0]
+    expected = baycomp.SignedRankTest(a, b, rope, prior=prior, nsamples=20_000,
+                                      random_state=seed).probs()
+    assert ours.tolist() == [float(p) for p in expected]
 
 
 def test_table_layout_and_modes(bench: arenalite.Benchmark) -> None:
@@ -153,13 +172,34 @@ def test_closed_form_posterior_with_one_and_two_datasets() -> None:
     """z = (0.5,) or (0.5, 0.5), rope 0.01: θ_a = 1 − w0², θ_equiv = w0², θ_b = 0.
 
     a is most probable iff w0 < 1/√2, with w0 the prior pseudo-observation's weight:
-    w0 ~ Beta(1, n), so P(a) = 1 − (1 − 1/√2)^n — 0.7071 for n = 1, 0.9142 for n = 2.
+    w0 ~ Beta(s, n) for prior weight s, so P(a) = I_{1/√2}(s, n), the regularized
+    incomplete beta — 0.8409 (= 2^-¼) for n = 1 and 0.9640 for n = 2 at s = 0.5
+    (baycomp's default); with s = 1, 1 − (1 − 1/√2)^n, 0.7071 and 0.9142 (the golden
+    values before the prior's weight became baycomp's 0.5).
     """
-    one = signed_rank_posterior(np.array([[0.5]]), 0.01, 100_000, np.random.default_rng(3))
+    from scipy.special import betainc
+
     c = 1 / np.sqrt(2)
-    np.testing.assert_allclose(one[0], [c, 1 - c, 0.0], atol=0.005)
+    for prior in (0.5, 1.0):
+        one = signed_rank_posterior(np.array([[0.5]]), 0.01, 100_000, np.random.default_rng(3),
+                                    prior=prior)
+        expected = betainc(prior, 1, c)
+        np.testing.assert_allclose(one[0], [expected, 1 - expected, 0.0], atol=0.005)
+    assert betainc(0.5, 1, c) == pytest.approx(2 ** -0.25)
+    assert betainc(1.0, 2, c) == pytest.approx(1 - (1 - c) ** 2)
     bench = _bench(np.array([[0.9, 0.8], [0.4, 0.3]]))
     two = bayesian_comparison(bench, rope=0.01, random_state=3, n_samples=100_000).table.iloc[0]
-    expected = 1 - (1 - c) ** 2
+    expected = betainc(0.5, 2, c)
+    assert expected == pytest.approx(0.9640, abs=1e-4)
     np.testing.assert_allclose([two.p_a_better, two.p_equiv, two.p_b_better],
                                [expected, 1 - expected, 0.0], atol=0.005)
+
+
+def test_prior_and_seed_checks() -> None:
+    with pytest.raises(ValueError, match=r"prior must be .*> 0.* got 0"):
+        signed_rank_posterior(np.ones((1, 3)), 0.01, 100, 0, prior=0)
+    with pytest.raises(TypeError, match="rng must be None, an int seed or a numpy Generator"):
+        signed_rank_posterior(np.ones((1, 3)), 0.01, 100, "seed")
+    # an int seed beyond RandomState's (≥ 2**32) is taken through a Generator, reproducibly
+    big = [signed_rank_posterior(np.full((1, 4), 0.01), 0.01, 500, 2**40) for _ in range(2)]
+    np.testing.assert_array_equal(*big)

@@ -30,8 +30,8 @@ warnings_off = pytest.mark.filterwarnings("ignore::UserWarning")
 
 def test_load_signature_matches_evaluma():
     names = list(inspect.signature(evaluma.load_df).parameters)
-    assert names[-1] == "format"  # arenalite's own option comes after evaluma's
-    assert names[:-1] == ["df", "model", "dataset", "metric", "score", "seed", "metric_type_bounds",
+    assert names[-2:] == ["format", "task_metadata"]  # arenalite's own, after evaluma's
+    assert names[:-2] == ["df", "model", "dataset", "metric", "score", "seed", "metric_type_bounds",
                      "norm_ref_low", "norm_ref_high", "metric_direction", "drop_incomplete",
                      "condition_col"]
     assert callable(evaluma.load_csv)
@@ -204,6 +204,46 @@ def _bench_from_csv(tmp_path, rows: list[dict], name: str = "scores.csv"):
     pd.DataFrame(rows).to_csv(path, index=False)
     return evaluma.load_csv(path, model="model", dataset="dataset", metric="metric",
                             score="score", norm_ref_low=0.0, norm_ref_high=1.0)
+
+
+def _abc_bench(n_datasets: int, lead: float, seeds: int = 0) -> evaluma.Benchmark:
+    """Models A (``lead`` ahead of B), B and C on ``n_datasets`` accuracy datasets; with
+    ``seeds``, that many rows per model and dataset (scores_ holds their means)."""
+    rng = np.random.RandomState(n_datasets + seeds)
+    base = rng.uniform(0.6, 0.8, n_datasets)
+    rows = []
+    for model, shift in (("A", lead), ("B", 0.0), ("C", -0.01)):
+        for d in range(n_datasets):
+            for seed in range(max(seeds, 1)):
+                rows.append({"model": model, "dataset": f"D{d:02d}", "metric": "acc",
+                             "score": float(base[d] + shift + rng.normal(0, 0.02)),
+                             **({"seed": seed} if seeds else {})})
+    return evaluma.load_df(pd.DataFrame(rows), model="model", dataset="dataset",
+                           metric="metric", score="score", seed="seed" if seeds else None,
+                           norm_ref_low=0.0, norm_ref_high=1.0)
+
+
+@pytest.mark.parametrize("n_datasets, lead, seeds", [(8, 0.01, 0), (20, 0.02, 0), (12, 0.005, 3)])
+@pytest.mark.parametrize("random_state", [0, 1, 2])
+def test_bayesian_matches_baycomp_directly(n_datasets, lead, seeds, random_state):
+    """evaluma's test: bayesian_comparison equals baycomp.two_on_multiple on the rows of
+    scores_ (per-dataset means) with the same random_state, to 1e-9 there and exactly
+    here; issue 30's case is 20 datasets with A 0.02 ahead, seeds 0–2."""
+    import baycomp
+
+    bench = _abc_bench(n_datasets, lead, seeds)
+    vec_a = bench.scores_.loc["A"].values
+    vec_b = bench.scores_.loc["B"].values
+    ref = baycomp.two_on_multiple(vec_a, vec_b, rope=0.01, random_state=random_state)
+    result = bench.bayesian_comparison(pairs=[("A", "B")], rope=0.01, random_state=random_state)
+    row = result.table[result.table["model_a"] == "A"].iloc[0]
+    assert (row["p_a_better"], row["p_equiv"], row["p_b_better"]) == tuple(map(float, ref))
+    # all pairs at once give the same numbers for (A, B), and (B, A) mirrors them
+    every = bench.bayesian_comparison(rope=0.01, random_state=random_state).table
+    assert every.iloc[0][["p_a_better", "p_equiv", "p_b_better"]].tolist() == list(map(float, ref))
+    back = bench.bayesian_comparison(pairs=[("B", "A")], rope=0.01,
+                                     random_state=random_state).table.iloc[0]
+    assert (back["p_b_better"], back["p_equiv"], back["p_a_better"]) == tuple(map(float, ref))
 
 
 def test_bayesian_tutorial_ranking_fallacy():
