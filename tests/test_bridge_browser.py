@@ -312,6 +312,74 @@ def test_dataset_payload_is_the_one_runsplits_object():
         assert all(isinstance(v, int) for v in p["y"]) == (ds.task != "regression")
 
 
+def _awkward_dataset(task: str = "regression") -> datasets.Dataset:
+    """Values whose float32 rounding is not trivial: thirds, tenths, ties, subnormals, −0,
+    numbers beyond float32's range-edge and near it."""
+    rng = np.random.default_rng(7)
+    x = rng.normal(size=(40, 6)) * 10.0 ** rng.integers(-8, 9, size=(40, 6))
+    x[0] = [1 / 3, 0.1, -0.0, 1e-40, 3.4028235e38, 1 + 2**-24]  # 1 + 2^-24: a tie to even
+    x[1] = [2**-149, 2**-150, 16777217.0, -1 / 3, 1e-45, 0.0]
+    y = rng.normal(size=40) if task == "regression" else np.arange(40) % 3
+    return datasets.Dataset("awkward", x, y, task, None if task == "regression" else 3,
+                            tuple(f"f{j}" for j in range(6)))
+
+
+@pytest.mark.parametrize("task", ["regression", "multiclass"])
+def test_dataset_payload_typed_is_one_float32_buffer(task):
+    """typed=True: x one row-major float32 buffer (format 'f', what pyodide.ffi.to_js makes
+    one Float32Array of), bit-equal to numpy's float32 cast of X, i.e. to the Float32Array
+    the bridge makes of the list form (round to nearest even); y a float64 buffer; the rest
+    as in the list form."""
+    for ds in (_awkward_dataset(task), datasets.load("wine")):
+        listed, typed = browser.dataset_payload(ds), browser.dataset_payload(ds, typed=True)
+        assert list(typed) == list(listed)
+        assert {k: typed[k] for k in typed if k not in ("x", "y")} == {
+            k: listed[k] for k in listed if k not in ("x", "y")}
+        x, y = typed["x"], typed["y"]
+        assert isinstance(x, memoryview) and isinstance(y, memoryview)
+        assert (x.format, x.itemsize, x.ndim, x.shape, x.c_contiguous) == (
+            "f", 4, 1, (ds.X.size,), True)
+        assert (y.format, y.itemsize, y.ndim, y.shape) == ("d", 8, 1, (len(ds.y),))
+        expected = np.ascontiguousarray(ds.X, dtype=np.float64).astype(np.float32).ravel()
+        got = np.frombuffer(x, dtype=np.float32)
+        np.testing.assert_array_equal(got.view(np.uint32), expected.view(np.uint32))  # bits
+        # the list form cast to float32 (what Float32Array.from does in the bridge): the same
+        np.testing.assert_array_equal(
+            np.asarray(listed["x"], dtype=np.float64).astype(np.float32).view(np.uint32),
+            got.view(np.uint32))
+        np.testing.assert_array_equal(np.frombuffer(y, dtype=np.float64), ds.y)
+        assert x.nbytes == 4 * ds.X.size  # 4 bytes a value, not a Python float each
+    assert json.loads(json.dumps(browser.dataset_payload(_awkward_dataset())))  # list: JSON
+
+
+def test_run_splits_hands_over_the_typed_payload(monkeypatch):
+    """BrowserBridge.run_splits (the caller in Pyodide) passes the float32 buffer through the
+    one JavaScript boundary; the JSON callers keep the list (site builder, Node runner)."""
+    seen = {}
+
+    class Module:
+        async def runSplits(self, bridge, dataset, splits_, models):  # noqa: N802 (JS name)
+            seen.update(dataset=dataset, models=models)
+
+            class Rows:
+                def to_py(self):
+                    return [dict.fromkeys(runner.COLUMNS, 0)]
+            return Rows()
+
+    monkeypatch.setattr(browser, "_to_js", lambda value: value)
+    ds = _awkward_dataset("multiclass")
+    bridge = browser.BrowserBridge(Module(), object())
+    # driven by hand: the browser tests' Playwright loop may be running in this thread
+    coroutine = bridge.run_splits(ds, {"splits": []}, [{"name": "knn", "k": 3}])
+    with pytest.raises(StopIteration) as done:
+        coroutine.send(None)  # nothing is pending: the fake awaits nothing
+    table = done.value.value
+    assert list(table.columns) == runner.COLUMNS
+    x = seen["dataset"]["x"]
+    assert isinstance(x, memoryview) and x.format == "f"
+    np.testing.assert_array_equal(np.frombuffer(x, np.float32), ds.X.astype(np.float32).ravel())
+
+
 def test_output_array_reshapes_and_checks_length():
     out = browser.output_array([0.25, 0.75, 0.5, 0.5], 2, "binary", 2)
     assert out.shape == (2, 2)

@@ -8,7 +8,9 @@ with runner "webgpu". The payload builders and the result conversion are pure fu
 that run (and are tested) in CPython; only the calls into JavaScript need Pyodide, and the
 ``js`` / ``pyodide`` modules are imported lazily inside them. :func:`dataset_payload` is the
 one dataset object of the bridge's ``runSplits``: the site builder writes it as the WebGPU
-page's data and the Node runner as its job, too.
+page's data and the Node runner as its job, too (as JSON-ready lists); ``run_splits`` hands
+it over with ``x`` as one float32 buffer, which :func:`_to_js` (``pyodide.ffi.to_js``, the one
+JavaScript boundary) turns into one Float32Array.
 
 The module imports without numpy: the notebooks' first cell calls :func:`require_numeric`
 right after ``piplite.install``, which may have left numpy out (a site built without its
@@ -163,20 +165,38 @@ def data_payload(X_train: Any, y_train: Any, X_test: Any, task: str,
             "nClasses": None if task == "regression" else int(prep.n_classes)}
 
 
-def dataset_payload(dataset: Any) -> dict[str, Any]:
-    """An :class:`arenalite.datasets.Dataset` as the bridge's ``runSplits`` takes it, JSON-ready.
+def dataset_payload(dataset: Any, typed: bool = False) -> dict[str, Any]:
+    """An :class:`arenalite.datasets.Dataset` as the bridge's ``runSplits`` takes it.
 
-    ``x`` is row-major with float64 values: the bridge makes its Float32Array itself
-    (round to nearest, as numpy's float32 cast), so nothing is lost and the page's JSON
-    stays short; ``y`` keeps the dataset's values (class indices or targets).
+    ``typed=False`` (the site builder's page data, the Node runner's job: JSON-ready):
+    ``x`` is a row-major list of the float64 values, which the bridge makes its
+    Float32Array from (round to nearest, as numpy's float32 cast), so nothing is lost;
+    ``y`` keeps the dataset's values (class indices or targets) as a list.
+
+    ``typed=True`` (:meth:`BrowserBridge.run_splits`, the caller in Pyodide): ``x`` is
+    one row-major float32 buffer, a memoryview of format ``'f'`` that
+    ``pyodide.ffi.to_js`` hands over as one Float32Array (one copy, instead of a JS Array
+    of 5M numbers made one by one for a 100k × 50 table); its values are the float32
+    cast the bridge would make of the list, so the bridge sees the same numbers. ``y``
+    is a float64 buffer (format ``'d'``, a Float64Array: class indices and targets
+    exactly).
     """
     import numpy as np
 
     x = np.asarray(dataset.X, dtype=np.float64)
+    if x.ndim != 2:
+        raise ValueError(f"dataset {dataset.name!r}: X must be rows × features, got shape "
+                         f"{x.shape}")
+    y = np.asarray(dataset.y)
+    if typed:
+        xs: Any = memoryview(np.ascontiguousarray(x, dtype=np.float32).reshape(-1))
+        ys: Any = memoryview(np.ascontiguousarray(y, dtype=np.float64).reshape(-1))
+    else:
+        xs, ys = x.ravel().tolist(), y.tolist()
     return {"name": dataset.name, "task": dataset.task,
             "nClasses": None if dataset.n_classes is None else int(dataset.n_classes),
             "nFeatures": int(x.shape[1]), "featureNames": list(dataset.feature_names),
-            "x": x.ravel().tolist(), "y": np.asarray(dataset.y).tolist()}
+            "x": xs, "y": ys}
 
 
 def output_array(output: Any, n_test: int, task: str, n_classes: int | None) -> np.ndarray:
@@ -250,7 +270,8 @@ class BrowserBridge:
     async def run_splits(self, dataset: Any, splits: dict[str, Any],
                          models: Sequence[dict[str, Any]]) -> pd.DataFrame:
         """Every model on every split of an arenalite.datasets.Dataset, as a DataFrame."""
-        rows = await self.module.runSplits(self.bridge, _to_js(dataset_payload(dataset)),
+        rows = await self.module.runSplits(self.bridge,
+                                           _to_js(dataset_payload(dataset, typed=True)),
                                            _to_js(splits),
                                            _to_js([model_payload(m) for m in models]))
         return rows_frame(rows.to_py())

@@ -8,7 +8,8 @@ import { modelLabel } from "./models.js";
 /**
  * Features of a dataset as a row-major Float32Array, leaving out the split file's
  * excluded (leakage) columns. `dataset` is {name, task, y, nClasses?} plus either
- * `columns` ({name: typed array}) or `x` (row-major) with `nFeatures` [and `featureNames`].
+ * `columns` ({name: typed array}) or `x` (row-major: an array of numbers, cast to float32,
+ * or a Float32Array, used without a copy) with `nFeatures` [and `featureNames`].
  */
 export function datasetMatrix(dataset, excluded = []) {
   const y = dataset.y;
@@ -37,7 +38,9 @@ export function datasetMatrix(dataset, excluded = []) {
       throw new Error(`dataset '${dataset.name}': the splits exclude ${excluded.join(", ")} ` +
         "but the dataset has no featureNames to find them");
     }
-    if (!drop.length) return { x: Float32Array.from(dataset.x), F, nRows };
+    // A Float32Array (arenalite.browser's typed payload, from Pyodide) is used as it is.
+    const x = dataset.x instanceof Float32Array ? dataset.x : Float32Array.from(dataset.x);
+    if (!drop.length) return { x, F, nRows };
     names = all.filter((c) => !drop.includes(c));
     cols = names.map((c) => {
       const j = all.indexOf(c);

@@ -111,6 +111,20 @@ test("datasetMatrix drops the split file's excluded columns and checks lengths",
   assert.throws(() => datasetMatrix({ name: "toy", y: [0, 1], columns: { a: [1] } }), /column 'a' has 1 values, y has 2/);
 });
 
+test("datasetMatrix takes x as a Float32Array (the Pyodide payload) as it takes a list", () => {
+  const values = [0.1, 7, 1 / 3, 2.5, 7, -1e-8];
+  const list = { name: "toy", y: [0, 1], x: values, nFeatures: 3, featureNames: ["a", "g", "b"] };
+  const typed = { ...list, x: Float32Array.from(values), y: Float64Array.from([0, 1]) };
+  const fromList = datasetMatrix(list);
+  const fromTyped = datasetMatrix(typed);
+  assert.ok(fromTyped.x instanceof Float32Array);
+  assert.equal(fromTyped.x, typed.x, "a Float32Array is used without a copy");
+  assert.deepEqual(Array.from(fromTyped.x), Array.from(fromList.x));
+  assert.deepEqual([fromTyped.F, fromTyped.nRows], [3, 2]);
+  assert.deepEqual(Array.from(datasetMatrix(typed, ["g"]).x), Array.from(datasetMatrix(list, ["g"]).x));
+  assert.throws(() => datasetMatrix({ ...typed, x: typed.x.subarray(1) }), /x has 5 values, expected 2 rows x nFeatures = 3/);
+});
+
 test("validateData rejects bad input with messages naming the field, value and row", () => {
   const d = makeData("multiclass", { n: 6, m: 2, F: 2 });
   assert.equal(validateData(d).C, 3);

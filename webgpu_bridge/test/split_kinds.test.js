@@ -93,5 +93,10 @@ test("runSplits runs on every split of a kfold and a random file", async () => {
     assert.deepEqual(rows.map((r) => r.seed), s.splits.map((sp) => sp.repeat * nFolds + sp.fold));
     assert.deepEqual(rows.map((r) => r.n_test), s.splits.map((sp) => sp.test.length));
     for (const r of rows) assert.ok(r.score > 0.5 && r.score <= 1, `${r.split_id}: AUC ${r.score}`);
+    // arenalite.browser's typed payload (from Pyodide): x a Float32Array, y a Float64Array
+    const typed = { ...dataset, y: Float64Array.from(Y) };
+    const again = await runSplits(fakeBridge, typed, text, [{ name: "knn" }], { warmup: false });
+    assert.deepEqual(again.map((r) => [r.split_id, r.score, r.n_test]),
+      rows.map((r) => [r.split_id, r.score, r.n_test]));
   }
 });
