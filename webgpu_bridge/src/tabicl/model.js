@@ -18,8 +18,8 @@
 // per row block then per ICL layer, `head`; GPU timestamps where the device offers them.
 import { now } from "../engine.js";
 import { readBytes } from "../io.js";
-import { parseSafetensors } from "../safetensors.js";
 import { StageTimer } from "../timing.js";
+import { readCheckpoint } from "./checkpoint.js";
 import { ColumnStage, embedContext, embedQueries, targetPasses } from "./column.js";
 import { ICLStage, fitContext, fitTree, logits, query, treeProbabilities } from "./icl.js";
 import { MAX_DISPATCH_ROWS, Ops } from "./layers.js";
@@ -29,30 +29,20 @@ export const SOFTMAX_TEMPERATURE = 0.9;
 export const TREE_EPS = 1e-6;
 const DEFAULT_BATCH_ROWS = 1024;
 
-/** TabICL weights from safetensors bytes written by `arenalite convert tabicl`. */
-export function tabiclWeightsFrom(bytes, name = "TabICL weights") {
-  const { metadata, tensors, shapes } = parseSafetensors(bytes, name);
-  if (metadata.format !== "arenalite.tabicl") {
-    throw new Error(`${name}: metadata 'format' must be 'arenalite.tabicl' (arenalite convert tabicl), ` +
-      `got ${JSON.stringify(metadata.format)}`);
-  }
-  let config;
-  try {
-    config = JSON.parse(metadata.config);
-  } catch (error) {
-    throw new Error(`${name}: metadata 'config' is not JSON`, { cause: error });
-  }
-  return { config, tensors, shapes, format: "safetensors" };
-}
-
-/** Weights from a path/URL, bytes, or an object {config, tensors: Map, shapes: Map}. */
+/**
+ * Weights from a path/URL, bytes (the package's `.ckpt` or the converted `.safetensors`,
+ * read and checked by ./checkpoint.js), or an object {config, tensors: Map, shapes: Map}.
+ */
 export async function loadTabiclWeights(source) {
   if (source && source.tensors instanceof Map && source.config) {
     if (source.shapes instanceof Map) return source;
     throw new TypeError("TabICL weights objects need `shapes` (a Map of tensor shapes)");
   }
-  if (source instanceof ArrayBuffer) return tabiclWeightsFrom(source);
-  return tabiclWeightsFrom(await readBytes(source), String(source));
+  if (source instanceof ArrayBuffer || ArrayBuffer.isView(source)) return readCheckpoint(source, { name: "<bytes>" });
+  if (typeof source !== "string" && !(source instanceof URL)) {
+    throw new TypeError("TabICL weights must be a .ckpt / .safetensors path or URL, bytes, or a read checkpoint");
+  }
+  return readCheckpoint(await readBytes(source), { name: String(source) });
 }
 
 /** The binding limit in force: {bytes, name} (the smaller of the two adapter limits). */

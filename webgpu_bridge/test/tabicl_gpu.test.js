@@ -1,0 +1,186 @@
+// TabICL's raw member forward on WebGPU (src/tabicl/) under dawn.node on Vulkan SwiftShader
+// (as gpu_node.test.js: the ICD and libvulkan of Debian's chromium, in a child process).
+// Against the numpy reference (pkg/arenalite/models/tabicl/, itself within 2e-6 of the
+// package's torch forward): the committed stage fixtures per stage, random shapes made at
+// test time by numpy's forward on the fixture checkpoints (needs the repository's Python:
+// $ARENALITE_PYTHON or .venv-pins/bin/python; skipped without it, or with
+// ARENALITE_SKIP_PYTHON=1), query batch sizes, forced small buffer limits, the exact GELU
+// against a float64 erf, and the telemetry's consistency.
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "node:test";
+import { fileURLToPath } from "node:url";
+
+const LIB = "/usr/lib/chromium";
+const ICD = `${LIB}/vk_swiftshader_icd.json`;
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const TOL = 1e-4;
+const allowMissing = process.env.ARENALITE_ALLOW_NO_BROWSER === "1";
+const haveGpu = existsSync(ICD) && existsSync(`${LIB}/libvulkan.so.1`);
+const python = process.env.ARENALITE_PYTHON ?? join(ROOT, ".venv-pins/bin/python");
+const havePython = process.env.ARENALITE_SKIP_PYTHON !== "1" && existsSync(python);
+
+// Random shapes (features, classes, context rows, query rows, batch): 1–100 features,
+// 2–10 and 13 classes (the tree), 8–1024 context rows, odd batches. Few and small:
+// SwiftShader is slow; 1024 context rows once.
+const CASES = [
+  { name: "one_feature", checkpoint: "classifier_small.ckpt", H: 1, C: 2, N: 8, M: 5, batch: 3, seed: 1 },
+  { name: "ten_classes", checkpoint: "classifier_small.ckpt", H: 23, C: 10, N: 96, M: 9, batch: 7, seed: 2 },
+  { name: "hundred_features", checkpoint: "classifier_wide.ckpt", H: 100, C: 6, N: 1024, M: 5, batch: 3, seed: 3 },
+  { name: "thirteen_classes", checkpoint: "classifier_small.ckpt", H: 9, C: 13, N: 150, M: 11, batch: 5, seed: 4 },
+  { name: "regression", checkpoint: "regressor_small.ckpt", H: 3, C: 0, N: 40, M: 13, batch: 13, seed: 5 },
+  { name: "v1_interleaved", checkpoint: "classifier_v1.ckpt", H: 4, C: 3, N: 33, M: 7, batch: 1, seed: 6 },
+];
+
+const MAKE_CASES = `
+import json, sys
+import numpy as np
+from arenalite.models.tabicl import forward, load
+out, cases = sys.argv[1], json.loads(sys.argv[2])
+for c in cases:
+    model = load("tests/data/tabicl/" + c["checkpoint"])
+    rng = np.random.default_rng(c["seed"])
+    x_train = rng.normal(size=(c["N"], c["H"])).astype(np.float32)
+    x_test = rng.normal(size=(c["M"], c["H"])).astype(np.float32)
+    if c["C"]:
+        y = np.concatenate([np.arange(c["C"]), rng.integers(0, c["C"], c["N"] - c["C"])])
+        rng.shuffle(y)
+    else:
+        y = rng.normal(size=c["N"])
+    output, _ = forward(model, x_train, y.astype(np.float64), x_test)
+    np.savez(f"{out}/{c['name']}.npz", x_train=x_train, y_train=y.astype(np.float64), x_test=x_test,
+             output=output)
+json.dump(cases, open(f"{out}/cases.json", "w"))
+`;
+
+/** erfc(z), z >= 0, in float64: the Taylor series of erf below 2.5, a continued fraction above. */
+export function erfc64(z) {
+  if (z < 2.5) {
+    let term = z;
+    let sum = z;
+    for (let n = 1; n < 200; n++) {
+      term *= (-z * z) / n;
+      sum += term / (2 * n + 1);
+      if (Math.abs(term) < 1e-18) break;
+    }
+    return 1 - (2 / Math.sqrt(Math.PI)) * sum;
+  }
+  let t = z;
+  for (let k = 80; k >= 1; k--) t = z + k / 2 / t;
+  return Math.exp(-z * z) / Math.sqrt(Math.PI) / t;
+}
+
+/** Exact GELU in float64. */
+export function gelu64(x) {
+  const c = erfc64(Math.abs(x) / Math.SQRT2);
+  return x * (x >= 0 ? 1 - c / 2 : c / 2);
+}
+
+function runGpu() {
+  const dir = mkdtempSync(join(tmpdir(), "tabicl-gpu-"));
+  const out = join(dir, "report.json");
+  const script = fileURLToPath(new URL("./tabicl_gpu_run.mjs", import.meta.url));
+  const env = { ...process.env, VK_ICD_FILENAMES: process.env.VK_ICD_FILENAMES ?? ICD,
+    LD_LIBRARY_PATH: [LIB, process.env.LD_LIBRARY_PATH].filter(Boolean).join(":") };
+  try {
+    if (havePython) {
+      const made = spawnSync(python, ["-c", MAKE_CASES, dir, JSON.stringify(CASES)],
+        { cwd: ROOT, encoding: "utf8", timeout: 300000 });
+      assert.equal(made.status, 0, `numpy reference cases failed:\n${made.stderr}`);
+    }
+    const run = spawnSync(process.execPath, [script, out, ...(havePython ? [dir] : [])],
+      { env, encoding: "utf8", timeout: 900000 });
+    assert.equal(run.status, 0, `GPU run failed (status ${run.status}, signal ${run.signal}):\n${run.stderr}`);
+    return JSON.parse(readFileSync(out, "utf8"));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+let report = null;  // the run's report, or the Error it ended in (one run for every test below)
+const gpuTest = (name, fn) => test(name, (t) => {
+  if (!haveGpu) {
+    if (allowMissing) return t.skip(`no ${ICD} (ARENALITE_ALLOW_NO_BROWSER=1)`);
+    assert.fail(`${ICD} or ${LIB}/libvulkan.so.1 is missing: install Debian's chromium ` +
+      "(apt-get install chromium) or set ARENALITE_ALLOW_NO_BROWSER=1");
+  }
+  if (report === null) {
+    try {
+      report = runGpu();
+    } catch (error) {
+      report = error;
+    }
+  }
+  if (report instanceof Error) throw report;
+  return fn(report, t);
+});
+
+gpuTest("the committed stage fixtures: column, row and output within 1e-4 of numpy", (r) => {
+  assert.equal(r.adapter.architecture, "swiftshader");
+  assert.deepEqual(r.fixtures.map((f) => f.name).sort(),
+    ["binary", "many_classes", "multiclass_two_features", "regression", "v1_layout", "wide"]);
+  for (const f of r.fixtures) {
+    for (const stage of ["column", "row", "output"]) assert.ok(f[stage] < TOL, `${f.name} ${stage}: ${f[stage]}`);
+  }
+});
+
+gpuTest("random shapes (1–100 features, 2–13 classes, 8–1024 context rows) against numpy", (r, t) => {
+  if (!r.random) return t.skip(`no Python at ${python} (or ARENALITE_SKIP_PYTHON=1): numpy references not made`);
+  assert.deepEqual(r.random.map((c) => c.name), CASES.map((c) => c.name));
+  for (const c of r.random) {
+    assert.ok(c.output < TOL, `${c.name}: max |GPU - numpy| = ${c.output}`);
+    assert.equal(c.batches, Math.ceil(c.M / c.batch), `${c.name}: query batches`);
+  }
+});
+
+gpuTest("query batches of 1, 7 and all rows give the same output from one context pass", (r) => {
+  const b = r.batches;
+  assert.equal(b.contextPasses, 1);
+  assert.equal(b.vs1, 0);
+  assert.equal(b.vsAll, 0);
+  assert.ok(b.output < TOL);
+  assert.equal(b.buffersCreatedLast, 0, "a repeated batch size creates no buffer (roles reused)");
+});
+
+gpuTest("forced small buffer limits: chunked stages give the unchunked output; past them a clear error", (r) => {
+  const { plan, vsUnchunked, output, error } = r.chunking;
+  assert.ok(plan.columns < plan.groups, `column chunks: ${JSON.stringify(plan)}`);
+  assert.ok(plan.rows < plan.N && plan.iclRows < plan.N && plan.queryRows < plan.M, JSON.stringify(plan));
+  assert.ok(vsUnchunked < 1e-6, `chunked vs unchunked: ${vsUnchunked}`);
+  assert.ok(output < TOL);
+  assert.match(error, /^TabICL on WebGPU: .+ needs \d+ bytes in one buffer, past this adapter's maxBufferSize of 8192 bytes$/);
+});
+
+gpuTest("exact GELU: the WGSL erfc approximation against a float64 erf", (r) => {
+  const { xs, got } = r.gelu;
+  let maxAbs = 0;
+  let maxRel = 0;
+  for (let i = 0; i < xs.length; i++) {
+    const ref = gelu64(xs[i]);
+    const err = Math.abs(got[i] - ref);
+    maxAbs = Math.max(maxAbs, err);
+    if (Math.abs(ref) > 1e-30) maxRel = Math.max(maxRel, err / Math.abs(ref));
+  }
+  console.log(`exact GELU on [-12, 12], ${xs.length} points: max abs error ${maxAbs.toExponential(2)}, ` +
+    `max relative error ${maxRel.toExponential(2)}`);
+  // measured on SwiftShader: 3.7e-7 and 4.1e-7 (kernels/tabicl_math.wgsl)
+  assert.ok(maxAbs < 5e-7, `max abs error ${maxAbs}`);
+  assert.ok(maxRel < 1e-6, `max relative error ${maxRel}`);
+});
+
+gpuTest("telemetry: embed, one entry per row block and ICL layer, head; GPU time <= wall time", (r) => {
+  for (const f of r.fixtures) {
+    const t = f.timings;
+    assert.equal(t.layers.length, f.name === "wide" ? 5 : 4, f.name);
+    assert.ok(Math.abs(t.total - (t.embed + t.layers.reduce((a, b) => a + b, 0) + t.head)) < 1e-6);
+    assert.ok(t.gpu, `${f.name}: no GPU timestamps`);
+    for (const [gpu, wall, stage] of [[t.gpu.embed, t.embed, "embed"], [t.gpu.head, t.head, "head"],
+      ...t.gpu.layers.map((v, l) => [v, t.layers[l], `layer ${l}`])]) {
+      assert.ok(gpu >= 0 && gpu <= wall, `${f.name} ${stage}: GPU ${gpu} ms > wall ${wall} ms`);
+    }
+    assert.ok(t.embed > 0 && t.head > 0 && t.layers.every((v) => v > 0), `${f.name}: ${JSON.stringify(t)}`);
+  }
+});
