@@ -123,6 +123,8 @@ gpuTest("the committed stage fixtures: column, row and output within 1e-4 of num
   assert.deepEqual(r.fixtures.map((f) => f.name).sort(),
     ["binary", "many_classes", "multiclass_two_features", "regression", "v1_layout", "wide"]);
   for (const f of r.fixtures) {
+    console.log(`${f.name}: max |GPU - numpy| column ${f.column.toExponential(1)}, row ${f.row.toExponential(1)}, ` +
+      `output ${f.output.toExponential(1)}`);
     for (const stage of ["column", "row", "output"]) assert.ok(f[stage] < TOL, `${f.name} ${stage}: ${f[stage]}`);
   }
 });
@@ -131,6 +133,8 @@ gpuTest("random shapes (1–100 features, 2–13 classes, 8–1024 context rows)
   if (!r.random) return t.skip(`no Python at ${python} (or ARENALITE_SKIP_PYTHON=1): numpy references not made`);
   assert.deepEqual(r.random.map((c) => c.name), CASES.map((c) => c.name));
   for (const c of r.random) {
+    console.log(`${c.name} (${c.H} features, ${c.C || "regression"} classes, ${c.N} + ${c.M} rows, batch ${c.batch}): ` +
+      `max |GPU - numpy| ${c.output.toExponential(1)}`);
     assert.ok(c.output < TOL, `${c.name}: max |GPU - numpy| = ${c.output}`);
     assert.equal(c.batches, Math.ceil(c.M / c.batch), `${c.name}: query batches`);
   }
@@ -143,6 +147,11 @@ gpuTest("query batches of 1, 7 and all rows give the same output from one contex
   assert.equal(b.vsAll, 0);
   assert.ok(b.output < TOL);
   assert.equal(b.buffersCreatedLast, 0, "a repeated batch size creates no buffer (roles reused)");
+});
+
+gpuTest("members with their own cache keys hold their contexts at once (an ensemble)", (r) => {
+  assert.deepEqual(Object.keys(r.interleaved).sort(), ["binary", "many_classes", "wide"]);
+  for (const [name, diff] of Object.entries(r.interleaved)) assert.ok(diff < TOL, `${name}: ${diff}`);
 });
 
 gpuTest("forced small buffer limits: chunked stages give the unchunked output; past them a clear error", (r) => {

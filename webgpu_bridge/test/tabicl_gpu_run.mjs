@@ -68,6 +68,21 @@ async function batches(engine) {
     vs1: maxDiff(outs[7], outs[1]), vsAll: maxDiff(outs[7], outs[M]), output: maxDiff(outs[7], f.z.get("output").data) };
 }
 
+/** Three members (two weights, one with the class tree) fit one after the other, then queried in reverse. */
+async function interleaved(engine) {
+  const members = [];
+  for (const [i, name] of ["binary", "wide", "many_classes"].entries()) {
+    const f = fixture(name);
+    const member = await TabICLMember.create(engine, await weights(f.checkpoint), { cacheKey: `k${i}` });
+    members.push({ name, f, member, context: await member.fitContext(f.xTrain, f.yTrain) });
+  }
+  const out = {};
+  for (const { name, f, member, context } of members.reverse()) {
+    out[name] = maxDiff((await member.queryBatches(context, f.xTest, { batchRows: 4 })).output, f.z.get("output").data);
+  }
+  return out;
+}
+
 /** Forced small limits: chunked columns, row blocks, ICL chunks, split query batches. */
 async function chunking(engine) {
   const f = fixture("regression");
@@ -119,6 +134,7 @@ const engine = bridge.engine;
 const report = { adapter: bridge.adapterInfo };
 report.fixtures = await fixtures(engine);
 report.batches = await batches(engine);
+report.interleaved = await interleaved(engine);
 report.chunking = await chunking(engine);
 report.gelu = await gelu(engine);
 if (process.argv[3]) report.random = await randomShapes(engine, process.argv[3]);

@@ -97,20 +97,20 @@ export class ColumnStage {
   }
 }
 
-/** The cache buffer of one pass, block and column chunk (Gc × I rows of 2E). */
-function cacheBuffer(stage, p, b, c, Gc) {
-  return stage.ops.engine.buffer(`tabicl.col.kv.${p}.${b}.${c}`, Gc * stage.I * 2 * stage.E * 4);
+/** The cache buffer of one pass, block and column chunk (Gc × I rows of 2E) of cache `key`. */
+function cacheBuffer(stage, key, p, b, c, Gc) {
+  return stage.ops.engine.buffer(`tabicl.${key}.col.kv.${p}.${b}.${c}`, Gc * stage.I * 2 * stage.E * 4);
 }
 
 /** The induced blocks of one chunk and target pass over its N context rows; fills the cache. */
-function contextBlocks(stage, pass, { src, N, Gc, p, c, s, h }) {
+function contextBlocks(stage, pass, { src, N, Gc, key, p, c, s, h }) {
   const { ops, E, I } = stage;
   stage.blocks.forEach(({ inducing, first, second }, b) => {
     first.kvProject(ops, pass, { x: src, rows: Gc * N, s, kv: s.kv });
     ops.copy(pass, { src: ops.w(inducing), out: h.x, outer: Gc, inner: I, width: E, inS1: 0, inS2: E,
       outS1: I * E, outS2: E });
     first.forward(ops, pass, { x: h.x, batches: Gc, Tq: I, kv: s.kv, kBatch: N, keys: N, s: h });
-    const kv = cacheBuffer(stage, p, b, c, Gc);
+    const kv = cacheBuffer(stage, key, p, b, c, Gc);
     second.kvProject(ops, pass, { x: h.x, rows: Gc * I, s: h, kv });
     second.forward(ops, pass, { x: src, batches: Gc, Tq: N, kv, kBatch: I, keys: I, s });
   });
@@ -118,9 +118,10 @@ function contextBlocks(stage, pass, { src, N, Gc, p, c, s, h }) {
 
 /**
  * Context rows (x: N × H on the GPU, target passes `ys`: GPU buffers of N codes) → their
- * column embeddings in `tokens` and the cache {chunks: [[g0, Gc]], passes}.
+ * column embeddings in `tokens` and the cache {key, chunks: [[g0, Gc]], passes}; `key`
+ * names the cache's buffers (one per member held at once).
  */
-export async function embedContext(stage, { x, N, H, ys, plan, tokens }, timer) {
+export async function embedContext(stage, { x, N, H, ys, plan, tokens, key = "m0" }, timer) {
   const { ops, E, I } = stage;
   const G = stage.groups(H);
   const Gmax = Math.min(plan.columns, G);
@@ -136,12 +137,12 @@ export async function embedContext(stage, { x, N, H, ys, plan, tokens }, timer) 
     for (const [p, y] of passes.entries()) {
       await ops.stage(timer, "embed", (pass) => {
         stage.cells(pass, { x, rows: N, H, g0, Gc, y, src });
-        contextBlocks(stage, pass, { src, N, Gc, p, c, s, h });
+        contextBlocks(stage, pass, { src, N, Gc, key, p, c, s, h });
         stage.scatter(pass, { src, rows: N, g0, Gc, tokens, first: p === 0, alpha: 1 / passes.length });
       });
     }
   }
-  return { chunks, passes: passes.length };
+  return { key, chunks, passes: passes.length };
 }
 
 /** Query rows (x: rows × H on the GPU) → column embeddings in `tokens`, from the cache. */
@@ -155,7 +156,7 @@ export async function embedQueries(stage, cache, { x, rows, H }, tokens, timer) 
       await ops.stage(timer, "embed", (pass) => {
         stage.cells(pass, { x, rows, H, g0, Gc, src });
         stage.blocks.forEach(({ second }, b) => {
-          second.forward(ops, pass, { x: src, batches: Gc, Tq: rows, kv: cacheBuffer(stage, p, b, c, Gc),
+          second.forward(ops, pass, { x: src, batches: Gc, Tq: rows, kv: cacheBuffer(stage, cache.key, p, b, c, Gc),
             kBatch: I, keys: I, s });
         });
         stage.scatter(pass, { src, rows, g0, Gc, tokens, first: p === 0, alpha: 1 / cache.passes });

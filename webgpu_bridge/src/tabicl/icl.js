@@ -50,7 +50,7 @@ function through(stage, pass, block, { h, rows, kv, n, chunk, s }) {
  * GPU buffer) → {kv: per layer N × 2D buffers, n, nClasses}; `key` names the cache
  * (one per tree node); layer l is timed as layers[layerBase + l].
  */
-export async function fitContext(stage, { h, y, N, nClasses, plan, key = "root" }, timer, layerBase) {
+export async function fitContext(stage, { h, y, N, nClasses, plan, key = "m0.root" }, timer, layerBase) {
   const { ops, D } = stage;
   const chunk = plan.iclRows;
   const s = scratch(ops.engine, "icl", Math.min(N, chunk), D, stage.ff);
@@ -101,9 +101,9 @@ export function classGroups(nClasses, maxClasses) {
 
 /**
  * The class tree of a context (icl.py's fit_tree): `rTrain` (N × D, on the CPU) and labels
- * y; each node's rows are uploaded and their ICL cache computed once.
+ * y; each node's rows are uploaded and their ICL cache computed once (buffers under `key`).
  */
-export async function fitTree(stage, { rTrain, y, plan }, timer, layerBase, counter = { next: 0 }) {
+export async function fitTree(stage, { rTrain, y, plan, key = "m0" }, timer, layerBase, counter = { next: 0 }) {
   const { ops, D, maxClasses } = stage;
   const classes = [...new Set(y)].sort((a, b) => a - b);
   const index = new Map(classes.map((c, i) => [c, i]));
@@ -112,10 +112,10 @@ export async function fitTree(stage, { rTrain, y, plan }, timer, layerBase, coun
   const leaf = classes.length <= maxClasses;
   const groups = leaf ? null : classGroups(classes.length, maxClasses);
   const labels = Float32Array.from(y, (v) => (leaf ? index.get(v) : groups[index.get(v)]));
-  const h = ops.engine.upload(`tabicl.tree.h.${id}`, rTrain);
-  const yBuf = ops.engine.upload(`tabicl.tree.y.${id}`, labels);
+  const h = ops.engine.upload(`tabicl.${key}.tree.h.${id}`, rTrain);
+  const yBuf = ops.engine.upload(`tabicl.${key}.tree.y.${id}`, labels);
   const nClasses = new Set(labels).size;
-  const context = await fitContext(stage, { h, y: yBuf, N, nClasses, plan, key: `tree${id}` }, timer, layerBase);
+  const context = await fitContext(stage, { h, y: yBuf, N, nClasses, plan, key: `${key}.tree${id}` }, timer, layerBase);
   const node = { classes, context, children: [] };
   if (leaf) return node;
   for (let g = 0; g <= groups[groups.length - 1]; g++) {
@@ -123,7 +123,8 @@ export async function fitTree(stage, { rTrain, y, plan }, timer, layerBase, coun
     labels.forEach((v, i) => { if (v === g) rows.push(i); });
     const sub = new Float32Array(rows.length * D);
     rows.forEach((r, i) => sub.set(rTrain.subarray(r * D, (r + 1) * D), i * D));
-    node.children.push(await fitTree(stage, { rTrain: sub, y: rows.map((r) => y[r]), plan }, timer, layerBase, counter));
+    node.children.push(await fitTree(stage, { rTrain: sub, y: rows.map((r) => y[r]), plan, key }, timer, layerBase,
+      counter));
   }
   return node;
 }

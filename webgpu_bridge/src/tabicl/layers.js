@@ -64,17 +64,21 @@ export function groups64(count) {
 const uploaded = new WeakMap();
 let weightsSerial = 0;
 
-/** GPU buffers of every tensor of `weights`, uploaded once per engine. */
+/**
+ * GPU buffers of every tensor of `weights`, uploaded once per engine: {id, buffers, ready}
+ * (`ready`: the derived buffers of these weights already computed, roles under `tabicl.${id}.`).
+ */
 function weightBuffers(engine, weights) {
   let perEngine = uploaded.get(weights);
   if (!perEngine) uploaded.set(weights, (perEngine = new WeakMap()));
-  let buffers = perEngine.get(engine);
-  if (buffers) return buffers;
-  buffers = new Map();
+  let entry = perEngine.get(engine);
+  if (entry) return entry;
   const id = weightsSerial++;
+  const buffers = new Map();
   for (const [name, data] of weights.tensors) buffers.set(name, engine.upload(`tabicl.w.${id}.${name}`, data));
-  perEngine.set(engine, buffers);
-  return buffers;
+  entry = { id, buffers, ready: new Set() };
+  perEngine.set(engine, entry);
+  return entry;
 }
 
 /** The dispatch helpers of one engine and weights. */
@@ -88,10 +92,12 @@ export class Ops {
     this.engine = engine;
     this.weights = weights;
     this.p = pipelines;
-    this.buffers = weightBuffers(engine, weights);
+    const { id, buffers, ready } = weightBuffers(engine, weights);
+    this.buffers = buffers;
+    this.ready = ready;  // roles of the RoPE tables and SSMax base vectors computed
+    this.id = id;  // the weights' role prefix for what is derived from them
     this.zeros = engine.upload("tabicl.zeros", new Float32Array(4));
     this.seq = 0;
-    this.ready = new Set();  // (block, n) of the SSMax base vectors computed
   }
 
   w(name) {
@@ -185,7 +191,7 @@ export class Ops {
 
   /** cos / sin of pos * freqs[i] (float32 angles as numpy's, float64 trig), per period. */
   ropeTable(freqs, period, dh) {
-    const role = `tabicl.rope.${freqs}.${period}`;
+    const role = `tabicl.${this.id}.rope.${period}`;
     if (!this.ready.has(role)) {
       const f = this.weights.tensors.get(freqs);
       const half = dh / 2;
@@ -285,7 +291,7 @@ export class AttentionBlock {
 
   /** base_mlp(log n) (or scales · log n), computed on the GPU once per block and n. */
   baseVector(ops, pass, p, n) {
-    const role = `tabicl.ssmax.${p}${n}`;
+    const role = `tabicl.${ops.id}.ssmax.${p}${n}`;
     const logn = Math.fround(Math.log(Math.max(n, 1)));
     if (ops.ready.has(role)) return ops.engine.buffer(role, 0);
     if (this.ssmax === "ssmax") {
@@ -296,8 +302,8 @@ export class AttentionBlock {
     }
     const [hidden] = ops.shape(`${p}base_mlp.0.weight`);
     const [width] = ops.shape(`${p}base_mlp.2.weight`);
-    const input = ops.engine.upload(`tabicl.logn.${p}${n}`, Float32Array.of(logn));
-    const mid = ops.engine.buffer(`tabicl.ssmax.hidden.${p}${n}`, hidden * 4);
+    const input = ops.engine.upload(`${role}.logn`, Float32Array.of(logn));
+    const mid = ops.engine.buffer(`${role}.hidden`, hidden * 4);
     const base = ops.engine.buffer(role, width * 4);
     ops.linear(pass, { a: input, M: 1, K: 1, N: hidden, w: `${p}base_mlp.0.weight`, b: `${p}base_mlp.0.bias`,
       out: mid, gelu: true });

@@ -106,12 +106,18 @@ async function readTokens(engine, tokens, E) {
 
 /** One member's stages on an engine: `fitContext` once per split, then `queryBatches`. */
 export class TabICLMember {
-  static async create(engine, weights, { limits = {} } = {}) {
+  /**
+   * `cacheKey` names this member's cache buffers: members with different keys hold their
+   * contexts at once (an ensemble); a fitContext replaces the context of its key.
+   */
+  static async create(engine, weights, { limits = {}, cacheKey = "m0" } = {}) {
     const w = await loadTabiclWeights(weights);
-    return new TabICLMember(engine, w, await Ops.create(engine, w), limits);
+    return new TabICLMember(engine, w, await Ops.create(engine, w), limits, cacheKey);
   }
 
-  constructor(engine, weights, ops, limits) {
+  constructor(engine, weights, ops, limits, cacheKey) {
+    if (!/^[\w-]+$/.test(cacheKey)) throw new Error(`TabICL cacheKey must be a word, got ${JSON.stringify(cacheKey)}`);
+    this.cacheKey = cacheKey;
     this.engine = engine;
     this.config = weights.config;
     this.ops = ops;
@@ -133,7 +139,7 @@ export class TabICLMember {
 
   /**
    * Context rows xTrain (N × H, row-major) with targets yTrain (N) → the member's context:
-   * both caches on the GPU (valid until the next fitContext on this engine). `capture`
+   * both caches on the GPU (valid until the next fitContext of this cacheKey). `capture`
    * reads the context rows' column and row outputs back (tests).
    */
   async fitContext(xTrain, yTrain, { timer = this.timer(), capture = false } = {}) {
@@ -149,7 +155,7 @@ export class TabICLMember {
     const ys = targetPasses(y, this.maxClasses).map((codes, p) => engine.upload(`tabicl.y.col.${p}`, codes));
     timer.add("embed", now() - t0);
     const tokens = row.tokens("ctx", N, plan.groups, plan.rows);
-    const colCache = await embedContext(column, { x, N, H, ys, plan, tokens }, timer);
+    const colCache = await embedContext(column, { x, N, H, ys, plan, tokens, key: this.cacheKey }, timer);
     const captured = capture ? { column: await readTokens(engine, tokens, column.E) } : null;
     const r = engine.buffer("tabicl.r.ctx", N * icl.D * 4);
     await interact(row, tokens, r, timer);
@@ -159,13 +165,14 @@ export class TabICLMember {
     const context = { N, H, plan, colCache, nClasses, captured, tree: null, icl: null };
     if (this.maxClasses > 0 && nClasses > this.maxClasses) {
       const rTrain = await engine.read(r, N * icl.D);
-      context.tree = await fitTree(icl, { rTrain, y: Array.from(y), plan }, timer, base);
+      context.tree = await fitTree(icl, { rTrain, y: Array.from(y), plan, key: this.cacheKey }, timer, base);
     } else {
       if (this.maxClasses > 0 && y.some((v) => v >= this.maxClasses)) {
         throw new Error(`TabICL class labels must be below max_classes ${this.maxClasses}`);
       }
       const yBuf = engine.upload("tabicl.y.icl", y);
-      context.icl = await fitContext(icl, { h: r, y: yBuf, N, nClasses, plan }, timer, base);
+      context.icl = await fitContext(icl, { h: r, y: yBuf, N, nClasses, plan, key: `${this.cacheKey}.root` },
+        timer, base);
     }
     engine.stats.contextPasses = (engine.stats.contextPasses ?? 0) + 1;
     return context;
@@ -239,8 +246,9 @@ export class TabICLMember {
  * timings, plan[, stages]} (stages with `capture`: column and row outputs of the context
  * rows then the query rows, as model.py's `stages`).
  */
-export async function forward(engine, weights, { xTrain, yTrain, xTest }, { batchRows, limits, capture = false } = {}) {
-  const member = await TabICLMember.create(engine, weights, { limits });
+export async function forward(engine, weights, { xTrain, yTrain, xTest },
+  { batchRows, limits, capture = false, cacheKey } = {}) {
+  const member = await TabICLMember.create(engine, weights, { limits, cacheKey });
   const timer = member.timer();
   const context = await member.fitContext(xTrain, yTrain, { timer, capture });
   const { output, captured } = await member.queryBatches(context, xTest, { batchRows, timer, capture });
