@@ -24,8 +24,11 @@ const python = process.env.ARENALITE_PYTHON ?? join(ROOT, ".venv-pins/bin/python
 const havePython = process.env.ARENALITE_SKIP_PYTHON !== "1" && existsSync(python);
 
 // Random shapes (features, classes, context rows, query rows, batch): 1–100 features,
-// 2–10 and 13 classes (the tree), 8–1024 context rows, odd batches. Few and small:
+// 2–10 and 13 classes (the tree), 8–1024 context rows, odd batches, and the other config
+// switches (SSMax kinds, feature grouping, bias-free LayerNorm). Few and small:
 // SwiftShader is slow; 1024 context rows once.
+const SMALL = { embed_dim: 16, col_num_blocks: 1, col_nhead: 2, col_num_inds: 6, row_num_blocks: 2, row_nhead: 2,
+  row_num_cls: 2, icl_num_blocks: 2, icl_nhead: 2, ff_factor: 2 };
 const CASES = [
   { name: "one_feature", checkpoint: "classifier_small.ckpt", H: 1, C: 2, N: 8, M: 5, batch: 3, seed: 1 },
   { name: "ten_classes", checkpoint: "classifier_small.ckpt", H: 23, C: 10, N: 96, M: 9, batch: 7, seed: 2 },
@@ -33,15 +36,31 @@ const CASES = [
   { name: "thirteen_classes", checkpoint: "classifier_small.ckpt", H: 9, C: 13, N: 150, M: 11, batch: 5, seed: 4 },
   { name: "regression", checkpoint: "regressor_small.ckpt", H: 3, C: 0, N: 40, M: 13, batch: 13, seed: 5 },
   { name: "v1_interleaved", checkpoint: "classifier_v1.ckpt", H: 4, C: 3, N: 33, M: 7, batch: 1, seed: 6 },
+  // config switches no fixture checkpoint has: random weights of that config
+  // (checkpoint.py's random_checkpoint), written as safetensors next to the cases
+  { name: "ssmax_valid_groups", config: { ...SMALL, col_ssmax: "ssmax", icl_ssmax: "qassmax-mlp",
+    col_feature_group: "valid", bias_free_ln: true, row_rope_interleaved: true }, H: 7, C: 4, N: 30, M: 5, batch: 3, seed: 7 },
+  { name: "ssmax_mlp_no_groups", config: { ...SMALL, col_ssmax: "ssmax-mlp", icl_ssmax: "ssmax-mlp-elementwise",
+    col_target_aware: false, col_feature_group: false }, H: 5, C: 3, N: 25, M: 6, batch: 5, seed: 8 },
+  { name: "tree_max4_four_heads", config: { ...SMALL, col_nhead: 4, row_nhead: 4, icl_nhead: 4, col_ssmax: false,
+    icl_ssmax: true, max_classes: 4 }, H: 6, C: 9, N: 60, M: 7, batch: 7, seed: 9 },
+  { name: "regression_seven_quantiles", config: { ...SMALL, max_classes: 0, num_quantiles: 7, bias_free_ln: true,
+    col_ssmax: "qassmax-mlp" }, H: 4, C: 0, N: 20, M: 3, batch: 2, seed: 10 },
 ];
 
 const MAKE_CASES = `
 import json, sys
 import numpy as np
 from arenalite.models.tabicl import forward, load
+from arenalite.models.tabicl.checkpoint import random_checkpoint, write_safetensors
 out, cases = sys.argv[1], json.loads(sys.argv[2])
 for c in cases:
-    model = load("tests/data/tabicl/" + c["checkpoint"])
+    if "config" in c:
+        c["weights"] = f"{out}/{c['name']}.safetensors"
+        write_safetensors(random_checkpoint(c["config"], seed=c["seed"]), c["weights"])
+        model = load(c["weights"])
+    else:
+        model = load("tests/data/tabicl/" + c["checkpoint"])
     rng = np.random.default_rng(c["seed"])
     x_train = rng.normal(size=(c["N"], c["H"])).astype(np.float32)
     x_test = rng.normal(size=(c["M"], c["H"])).astype(np.float32)
@@ -129,11 +148,11 @@ gpuTest("the committed stage fixtures: column, row and output within 1e-4 of num
   }
 });
 
-gpuTest("random shapes (1–100 features, 2–13 classes, 8–1024 context rows) against numpy", (r, t) => {
+gpuTest("random shapes (1–100 features, 2–13 classes, 8–1024 context rows) and configs against numpy", (r, t) => {
   if (!r.random) return t.skip(`no Python at ${python} (or ARENALITE_SKIP_PYTHON=1): numpy references not made`);
   assert.deepEqual(r.random.map((c) => c.name), CASES.map((c) => c.name));
   for (const c of r.random) {
-    console.log(`${c.name} (${c.H} features, ${c.C || "regression"} classes, ${c.N} + ${c.M} rows, batch ${c.batch}): ` +
+    console.log(`${c.name} (${c.H} features, ${c.C || "no"} classes, ${c.N} + ${c.M} rows, batch ${c.batch}): ` +
       `max |GPU - numpy| ${c.output.toExponential(1)}`);
     assert.ok(c.output < TOL, `${c.name}: max |GPU - numpy| = ${c.output}`);
     assert.equal(c.batches, Math.ceil(c.M / c.batch), `${c.name}: query batches`);

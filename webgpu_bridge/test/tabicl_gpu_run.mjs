@@ -121,7 +121,8 @@ async function randomShapes(engine, dir) {
   const runs = [];
   for (const c of cases) {
     const z = readNpz(`${dir}/${c.name}.npz`);
-    const res = await forward(engine, await weights(c.checkpoint), { xTrain: z.get("x_train").data,
+    const w = c.weights ? await loadTabiclWeights(c.weights) : await weights(c.checkpoint);
+    const res = await forward(engine, w, { xTrain: z.get("x_train").data,
       yTrain: z.get("y_train").data, xTest: z.get("x_test").data }, { batchRows: c.batch });
     runs.push({ ...c, output: maxDiff(res.output, z.get("output").data), batches: res.timings.batches });
   }

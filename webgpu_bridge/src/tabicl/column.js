@@ -78,8 +78,8 @@ export class ColumnStage {
   cells(pass, { x, rows, H, g0, Gc, y = null, src }) {
     const ops = this.ops;
     const target = y === null ? 0 : this.maxClasses > 0 ? 1 : 2;
-    const yw = ops.w("col_embedder.y_encoder.weight");
-    const yb = ops.w("col_embedder.y_encoder.bias");
+    const yw = target ? ops.w("col_embedder.y_encoder.weight") : ops.zeros;  // absent unless col_target_aware
+    const yb = target ? ops.w("col_embedder.y_encoder.bias") : ops.zeros;
     ops.run(pass, "tabicl_cells", [["u32", rows], ["u32", H], ["u32", g0], ["u32", Gc], ["u32", this.E],
       ["u32", this.size], ["u32", this.mode], ["u32", target], ["u32", Math.max(1, this.maxClasses)]],
     { 1: x, 2: ops.w("col_embedder.in_linear.weight"), 3: ops.w("col_embedder.in_linear.bias"), 4: yw, 5: yb,

@@ -289,7 +289,7 @@ export class AttentionBlock {
     { 1: q, 2: base, 3: t("0.weight"), 4: t("0.bias"), 5: t("2.weight"), 6: t("2.bias") }, groups64(rows * this.H));
   }
 
-  /** base_mlp(log n) (or scales · log n), computed on the GPU once per block and n. */
+  /** base_mlp(log n) (ssmax-mlp*: mlp(log n); ssmax: scales · log n), once per block and n. */
   baseVector(ops, pass, p, n) {
     const role = `tabicl.${ops.id}.ssmax.${p}${n}`;
     const logn = Math.fround(Math.log(Math.max(n, 1)));
@@ -300,15 +300,14 @@ export class AttentionBlock {
       ops.ready.add(role);
       return buffer;
     }
-    const [hidden] = ops.shape(`${p}base_mlp.0.weight`);
-    const [width] = ops.shape(`${p}base_mlp.2.weight`);
+    const mlp = `${p}${this.ssmax.startsWith("ssmax-mlp") ? "mlp" : "base_mlp"}`;  // ssmax-mlp*: "mlp"
+    const [hidden] = ops.shape(`${mlp}.0.weight`);
+    const [width] = ops.shape(`${mlp}.2.weight`);
     const input = ops.engine.upload(`${role}.logn`, Float32Array.of(logn));
     const mid = ops.engine.buffer(`${role}.hidden`, hidden * 4);
     const base = ops.engine.buffer(role, width * 4);
-    ops.linear(pass, { a: input, M: 1, K: 1, N: hidden, w: `${p}base_mlp.0.weight`, b: `${p}base_mlp.0.bias`,
-      out: mid, gelu: true });
-    ops.linear(pass, { a: mid, M: 1, K: hidden, N: width, w: `${p}base_mlp.2.weight`, b: `${p}base_mlp.2.bias`,
-      out: base });
+    ops.linear(pass, { a: input, M: 1, K: 1, N: hidden, w: `${mlp}.0.weight`, b: `${mlp}.0.bias`, out: mid, gelu: true });
+    ops.linear(pass, { a: mid, M: 1, K: hidden, N: width, w: `${mlp}.2.weight`, b: `${mlp}.2.bias`, out: base });
     ops.ready.add(role);
     return base;
   }
