@@ -5,7 +5,8 @@
 // (a chunk of rows in a bigger buffer, or the key/value half of a row). flags: 1 bias
 // (bias[bOff + c]), 2 exact GELU on the result, 4 accumulate (the residual stream).
 // Tiled as kernels/matmul.wgsl: an 8 x 8 workgroup computes a 32 x 32 block of out, K in
-// 32-wide slices through workgroup memory, each output summing k = 0 ... K-1 in order.
+// 32-wide slices through workgroup memory (w's slice loaded along k, its contiguous axis),
+// each output summing k = 0 ... K-1 in order.
 struct Params { M: u32, K: u32, N: u32, flags: u32, aStride: u32, aOff: u32, wOff: u32, bOff: u32,
                 outStride: u32, outOff: u32 }
 
@@ -62,11 +63,12 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_id) l
       let e = li + 64u * t;
       tile_a[e] = load_a(row0 + e / SLICE, k0 + e % SLICE);
     }
-    for (var t = 0u; t < 4u; t++) {
+    // w's rows (output columns) are contiguous in k: neighbouring threads read neighbouring k
+    for (var t = 0u; t < 16u; t++) {
       let e = li + 64u * t;
-      let k = k0 + e / 8u;
-      let c = col0 + 4u * (e % 8u);
-      tile_w[e] = vec4<f32>(load_w(k, c), load_w(k, c + 1u), load_w(k, c + 2u), load_w(k, c + 3u));
+      let k = e % SLICE;
+      let c = e / SLICE;
+      tile_w[k * 8u + c / 4u][c % 4u] = load_w(k0 + k, col0 + c);
     }
     workgroupBarrier();
     for (var k = 0u; k < SLICE; k++) {
