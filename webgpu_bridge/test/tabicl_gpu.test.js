@@ -46,6 +46,11 @@ const CASES = [
     icl_ssmax: true, max_classes: 4 }, H: 6, C: 9, N: 60, M: 7, batch: 7, seed: 9 },
   { name: "regression_seven_quantiles", config: { ...SMALL, max_classes: 0, num_quantiles: 7, bias_free_ln: true,
     col_ssmax: "qassmax-mlp" }, H: 4, C: 0, N: 20, M: 3, batch: 2, seed: 10 },
+  // TabICLv2's full size (E 128, 128 inducing points, head dim 16 / 64, 12 ICL layers): about
+  // 30 s on SwiftShader, so only with ARENALITE_TABICL_FULL_SIZE=1
+  ...(process.env.ARENALITE_TABICL_FULL_SIZE === "1" ? [{ name: "full_size_v2", config: JSON.parse(
+    readFileSync(join(ROOT, "tests/data/tabicl/v2_classifier_config.json"), "utf8")), H: 3, C: 3, N: 40, M: 5, batch: 3,
+  seed: 11 }] : []),
 ];
 
 const MAKE_CASES = `
