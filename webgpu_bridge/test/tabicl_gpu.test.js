@@ -185,6 +185,9 @@ gpuTest("forced small buffer limits: chunked stages give the unchunked output; p
   assert.ok(vsUnchunked < 1e-6, `chunked vs unchunked: ${vsUnchunked}`);
   assert.ok(output < TOL);
   assert.match(error, /^TabICL on WebGPU: .+ needs \d+ bytes in one buffer, past this adapter's maxBufferSize of 8192 bytes$/);
+  const tree = r.chunking.tree;
+  assert.ok(tree.columns < tree.groups && tree.rows < tree.N, `13 classes: ${JSON.stringify(tree)}`);
+  assert.ok(tree.vsUnchunked < 1e-6 && tree.output < TOL, `13 classes: ${JSON.stringify(tree)}`);
 });
 
 gpuTest("exact GELU: the WGSL erfc approximation against a float64 erf", (r) => {

@@ -97,8 +97,15 @@ async function chunking(engine) {
   } catch (e) {
     error = e.message;
   }
+  // 13 classes: two mixed-radix passes of cached column chunks, and the class tree
+  const g = fixture("many_classes");
+  const wg = await weights(g.checkpoint);
+  const tree = await forward(engine, wg, g, { limits: { maxStorageBufferBindingSize: 40000 }, batchRows: 5 });
+  const treeFull = await forward(engine, wg, g);
   return { plan: { columns, rows, iclRows, queryRows, groups, N: f.N, M: f.xTest.length / f.H },
-    vsUnchunked: maxDiff(small.output, full.output), output: maxDiff(small.output, f.z.get("output").data), error };
+    vsUnchunked: maxDiff(small.output, full.output), output: maxDiff(small.output, f.z.get("output").data), error,
+    tree: { columns: tree.plan.columns, groups: tree.plan.groups, rows: tree.plan.rows, N: g.N,
+      vsUnchunked: maxDiff(tree.output, treeFull.output), output: maxDiff(tree.output, g.z.get("output").data) } };
 }
 
 /** Exact GELU of tabicl_linear (identity weight) on a grid, against a float64 erf. */
