@@ -16,38 +16,78 @@ The prior (our own, documented here; every task is drawn from ``numpy.random.Gen
   small-integer distributions; the target is a sum of 1–8 oblivious trees of depth 1–4
   (thresholds at random data quantiles, leaf values N(0, 1)) plus, half the time, a random
   linear term.
-* **Clusters** (20 %): 2–12 Gaussian groups with their own centres (on a random share of
-  the features, the rest pure noise) and per-feature spreads; the target is a random value
-  per group, so classes are unions of groups: the task rewards comparing rows.
+* **Clusters** (20 %): Gaussian groups (at least as many as the task has classes, and 2–12)
+  with their own centres (on a random share of the features, the rest pure noise) and
+  per-feature spreads; the target is a random value per group, so classes are unions of
+  groups: the task rewards comparing rows.
 * Then per task: a few columns quantized to 2–6 levels (categorical-like), Gaussian noise on
-  the target (SNR drawn), and the task kind: classification with 2–10 classes cut at random
-  quantiles of the target (class ids shuffled), or regression on the raw target.
+  the target (SNR drawn), and the task kind: classification with C classes cut at quantiles
+  of the target that give **every class a real share** (shares ``0.5 / C + 0.5 · Dirichlet(1)``,
+  so no class gets less than half of 1 / C of the rows; the earlier cuts at uniform random
+  quantiles in (0.05, 0.95) made some classes a sliver of noise), class ids shuffled; or
+  regression on the raw target.
 
-Each step draws a batch of tasks of one shape (rows 48–640, features 1–64 drawn log-uniformly,
-a token budget fixing the batch size), splits each task's rows into context and query rows,
-and minimises cross entropy (classification) or Gaussian NLL of standardized targets
-(regression) on the query rows. AdamW, linear warm-up then cosine decay to a tenth of the peak,
-gradient clip 1. The decay follows whichever runs out first, ``--steps`` or
-``--max-minutes``, so a run on a busy machine still ends with a decayed rate.
+The recipe (issue 29; each item says why):
 
-Before the prior was changed to the one above, its MLP tasks carried almost no signal
-(random forest 0.54 accuracy against 0.50 for the majority class, measured on 40 tasks);
-the model trained on it learned the class prior and little else. Check a prior's signal
-with ``--prior-signal`` before spending hours on it.
+* **Schedule in steps, planned over the whole budget.** ``--total-steps`` (stored in the
+  checkpoint: a resumed run continues the same schedule, it never warms up again) with a
+  linear warm-up over ``--warmup`` steps, the peak held, and a linear decay to 5 % of the
+  peak in the last ``--decay-frac`` (20 %) of the steps (warm-up / hold / decay as in the
+  speedrun; the old cosine followed wall-clock minutes, so a resumed run warmed up again
+  and the result depended on the machine's load). ``--max-minutes`` only stops a run.
+* **Peak lr 3e-3** (nanoTabPFN: 4e-3 at this size; the speedrun 1e-3 at width 256), AdamW
+  β = (0.9, 0.99), no weight decay (nanoTabPFN). Measured in the A/B runs of
+  docs/training/README.md.
+* **Gradient clip 3** (at 1.0, 6 of 10 old steps were clipped: the clip was the lr).
+* **At least 32 tasks per update** (``--min-tasks``) and at least ``--update-tokens`` cells:
+  an update accumulates micro-batches, each of one shape drawn afresh (tasks × rows × features
+  within ``--micro-tokens``), until both are reached; the gradient is the mean over tasks.
+  So a 64-feature or 1,024-row task never makes an update of 1–2 tasks on its own.
+* **Regression down-weighted**: 25 % of the micro-batches, their loss × ``--reg-weight``
+  (0.5); their gradients were 2–3× those of classification and dominated Adam's statistics.
+* **EMA of the weights** (``--ema`` 0.995 per update, the checkpoint keeps it; exported with
+  ``--export-ema``), in place of the speedrun's average of the last 10 checkpoints.
+* **Size curriculum**: for the first ``--curriculum`` (25 %) of the steps, tables of ≤ 16
+  features, 8–256 context rows and 2–5 classes; then the full limits.
+* **Context sizes**: log-uniform from **8** rows (linnerud has 13–14) to **1,024** rows, the
+  ``max_context`` that inference subsamples to — the largest trained context is the one
+  inference uses — with context rows × (features + 1) at most 1,024 × 65 (digits at
+  inference); features log-uniform 1–100 (``max_features``); query rows 25–100 % of the
+  context, 8–256. Classes 2 to 10, at most a third of the context rows.
+* **bf16 autocast** on the CPU (``--bf16``, default on: it measures faster here, the CPU has
+  avx512_bf16) with the manual attention product, and torch's fused
+  ``scaled_dot_product_attention`` from ``FUSED_FROM`` key rows (where it wins in bf16; in
+  float32 it wins at every size and is always used). Validation and export are float32.
+* **Warm start** (``--init``): the run may start from a safetensors file of this
+  architecture (the shipped weights) with a fresh optimiser and schedule.
+* Not taken from the anchors: Muon and the speedrun's "thinking rows" (extra learned rows
+  change the architecture that docs/models.md defines and the numpy / WebGPU runners
+  implement) and width 256 (the shipped size is kept).
 
-    python scripts/train_tfm.py --out build/tfm2 --steps 4000 --max-minutes 85
-    python scripts/train_tfm.py --out build/tfm2 --export \
+Validation: ``--val-tasks`` (256) fixed held-out prior tasks (seed 10,000, every shape of
+the full limits, 75 % classification), their mean cross entropy, accuracy, Gaussian NLL, and
+cross entropy on the tasks with ≤ 32 context rows, for the weights and their EMA, every
+``--val-every`` updates. ``--prior-signal`` prints the per-generator check (majority,
+logistic regression, random forest, kNN-15 with 2, 3, 5 and 10 classes) and the per-cell
+check (context rows 32 / 160 / 512 × 8 features × 2 / 3 / 5 / 10 classes), with the
+safetensors files given by ``--weights`` evaluated on the same tasks; ``--eval WEIGHTS``
+prints a file's validation figures.
+
+    python scripts/train_tfm.py --out build/tfm3 --init pkg/arenalite/models/weights/tabular_fm.safetensors \
+        --total-steps 1500 --max-minutes 90 --threads 1
+    python scripts/train_tfm.py --out build/tfm3 --export-ema \
         pkg/arenalite/models/weights/tabular_fm.safetensors
 
-Checkpoints (``OUT/checkpoint.pt``) are written every ``--checkpoint-every`` steps; a run
-restarted with the same ``--out`` resumes from the last one (model, optimiser, step, RNG).
-The loss goes to ``OUT/train_log.csv`` (one line per ``--log-every`` steps, plus a held-out
-prior validation loss every ``--val-every`` steps).
+Checkpoints (``OUT/checkpoint.pt``: model, EMA, optimiser, step, schedule plan, RNG) are
+written every ``--checkpoint-every`` updates; a run restarted with the same ``--out``
+resumes from the last one. The loss goes to ``OUT/train_log.csv`` (one line per
+``--log-every`` updates, plus the validation every ``--val-every``).
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import csv
 import math
 import sys
@@ -63,6 +103,10 @@ STD_FLOOR = 1e-12
 CLIP = 10.0
 MIN_SIGMA = 1e-3
 ARCH = "tabular_fm"
+MAX_CONTEXT = 1024
+CELL_CAP = 1024 * 65          # context rows × (features + 1), digits at inference
+FUSED_FROM = 768              # key rows from which the fused attention is faster in bf16
+USE_BF16 = False              # set by main(); the manual product runs under autocast
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pkg"))
 
 from arenalite.models import tabular_fm  # noqa: E402
@@ -77,7 +121,7 @@ def _act(rng: np.random.Generator):
             lambda x: 1.0 / (1.0 + np.exp(-x))][rng.integers(7)]
 
 
-def _mlp_scm(rng: np.random.Generator, n: int, f: int) -> tuple[np.ndarray, np.ndarray]:
+def _mlp_scm(rng: np.random.Generator, n: int, f: int, k: int = 2):
     causes = int(rng.integers(1, max(2, f) + 3))
     width = int(rng.integers(max(4, causes), max(causes, f) + 12))
     z = rng.normal(size=(n, causes)) if rng.random() < 0.5 else rng.uniform(-2, 2, (n, causes))
@@ -96,8 +140,8 @@ def _mlp_scm(rng: np.random.Generator, n: int, f: int) -> tuple[np.ndarray, np.n
     return pool[:, rng.permutation(pool.shape[1])[:f]], z[:, target]
 
 
-def _clusters(rng: np.random.Generator, n: int, f: int) -> tuple[np.ndarray, np.ndarray]:
-    groups = int(rng.integers(2, 13))
+def _clusters(rng: np.random.Generator, n: int, f: int, k: int = 2):
+    groups = int(rng.integers(max(2, k), max(13, k + 1)))
     informative = max(1, int(round(f * rng.uniform(0.3, 1.0))))
     centres = rng.normal(size=(groups, f)) * rng.uniform(0.5, 2.5)
     centres[:, informative:] = 0.0
@@ -107,7 +151,7 @@ def _clusters(rng: np.random.Generator, n: int, f: int) -> tuple[np.ndarray, np.
     return x, rng.normal(size=groups)[member] + rng.normal(0, 0.05, n)
 
 
-def _trees(rng: np.random.Generator, n: int, f: int) -> tuple[np.ndarray, np.ndarray]:
+def _trees(rng: np.random.Generator, n: int, f: int, k: int = 2):
     kinds = rng.integers(4, size=f)
     x = np.where(kinds == 0, rng.normal(size=(n, f)),
                  np.where(kinds == 1, rng.uniform(-1, 1, (n, f)),
@@ -130,6 +174,14 @@ GENERATORS = (_mlp_scm, _trees, _clusters)
 GENERATOR_WEIGHTS = (0.45, 0.35, 0.20)
 
 
+def class_cuts(rng: np.random.Generator, y: np.ndarray, n_classes: int) -> np.ndarray:
+    """Class ids from quantile cuts with shares ``0.5 / C + 0.5 · Dirichlet(1)`` (every
+    class at least half its equal share), ids shuffled."""
+    shares = 0.5 / n_classes + 0.5 * rng.dirichlet(np.ones(n_classes))
+    edges = np.quantile(y, np.cumsum(shares)[:-1])
+    return rng.permutation(n_classes)[np.searchsorted(edges, y)]
+
+
 def sample_task(rng: np.random.Generator, n: int, f: int, n_classes: int | None,
                 generator=None):
     """One task: features ``n × f`` (float64) and a target (class ids or floats); the
@@ -137,7 +189,7 @@ def sample_task(rng: np.random.Generator, n: int, f: int, n_classes: int | None,
     while True:
         gen = GENERATORS[int(rng.choice(3, p=GENERATOR_WEIGHTS))] if generator is None \
             else generator
-        x, y = gen(rng, n, f)
+        x, y = gen(rng, n, f, n_classes or 2)
         for c in np.flatnonzero(rng.random(f) < 0.15):
             levels = int(rng.integers(2, 7))
             edges = np.quantile(x[:, c], np.sort(rng.uniform(0, 1, levels - 1)))
@@ -149,9 +201,7 @@ def sample_task(rng: np.random.Generator, n: int, f: int, n_classes: int | None,
         y = y + rng.normal(0, 10 ** rng.uniform(-2, -0.3), n)
         if n_classes is None:
             return x, y
-        edges = np.quantile(y, np.sort(rng.uniform(0.05, 0.95, n_classes - 1)))
-        labels = rng.permutation(n_classes)[np.searchsorted(edges, y)]
-        return x, labels
+        return x, class_cuts(rng, y, n_classes)
 
 
 def standardize(x_ctx: np.ndarray, x_q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -163,16 +213,32 @@ def standardize(x_ctx: np.ndarray, x_q: np.ndarray) -> tuple[np.ndarray, np.ndar
             np.clip((x_q - mean) / std, -CLIP, CLIP))
 
 
-def sample_batch(rng: np.random.Generator, max_classes: int, token_budget: int):
-    """A batch of same-shape tasks, standardized with their context rows, as torch tensors."""
-    f = int(np.clip(np.round(np.exp(rng.uniform(0, math.log(64)))), 1, 64))
-    n = int(rng.integers(48, 257)) if rng.random() < 0.8 else int(rng.integers(256, 641))
-    b = int(np.clip(token_budget // (n * (f + 1)), 1, 64))
-    n_ctx = int(n * rng.uniform(0.5, 0.9))
-    regression = rng.random() < 0.3
-    xs_c, xs_q, ys_c, ys_q, cls = [], [], [], [], []
-    for _ in range(b):
-        c = None if regression else int(rng.integers(2, max_classes + 1))
+def _log_int(rng: np.random.Generator, lo: int, hi: int) -> int:
+    return int(np.clip(np.round(np.exp(rng.uniform(math.log(lo), math.log(hi + 0.5)))), lo, hi))
+
+
+def draw_shape(rng: np.random.Generator, small: bool) -> tuple[int, int, int, int]:
+    """(context rows, query rows, features, most classes) of one micro-batch: the
+    curriculum's small tables, or the full limits."""
+    if small:
+        f = _log_int(rng, 1, 16)
+        n_ctx, k_max = _log_int(rng, 8, 256), 5
+    else:
+        f = _log_int(rng, 1, MAX_FEATURES)
+        n_ctx, k_max = _log_int(rng, 8, min(MAX_CONTEXT, CELL_CAP // (f + 1))), 10
+    n_q = int(np.clip(round(n_ctx * rng.uniform(0.25, 1.0)), 8, 256))
+    return n_ctx, n_q, f, int(min(k_max, max(2, n_ctx // 3)))
+
+
+def make_batch(rng: np.random.Generator, n_ctx: int, n_q: int, f: int, b: int,
+               classes: list[int] | None):
+    """``b`` tasks of one shape, standardized with their context rows, as torch tensors
+    (``classes`` None: regression)."""
+    regression = classes is None
+    n = n_ctx + n_q
+    xs_c, xs_q, ys_c, ys_q = [], [], [], []
+    for i in range(b):
+        c = None if regression else classes[i]
         x, y = sample_task(rng, n, f, c)
         order = rng.permutation(n)
         x, y = x[order], y[order]
@@ -185,14 +251,25 @@ def sample_batch(rng: np.random.Generator, max_classes: int, token_budget: int):
         xs_q.append(xq)
         ys_c.append(y[:n_ctx])
         ys_q.append(y[n_ctx:])
-        cls.append(c or 0)
     feature_pos = np.stack([rng.permutation(MAX_FEATURES)[:f] for _ in range(b)])
     t = torch.tensor
     return {"x_ctx": t(np.stack(xs_c), dtype=torch.float32),
             "x_q": t(np.stack(xs_q), dtype=torch.float32),
             "y_ctx": t(np.stack(ys_c), dtype=torch.float32 if regression else torch.long),
             "y_q": t(np.stack(ys_q), dtype=torch.float32 if regression else torch.long),
-            "n_classes": t(cls), "regression": regression, "feature_pos": t(feature_pos)}
+            "n_classes": t(classes or [0] * b), "regression": regression,
+            "feature_pos": t(feature_pos), "tasks": b, "cells": b * n * (f + 1)}
+
+
+def sample_batch(rng: np.random.Generator, small: bool, micro_tokens: int,
+                 reg_share: float = 0.25):
+    """One micro-batch: a shape drawn by ``draw_shape``, as many tasks as ``micro_tokens``
+    cells allow (1–64)."""
+    n_ctx, n_q, f, k_max = draw_shape(rng, small)
+    b = int(np.clip(micro_tokens // ((n_ctx + n_q) * (f + 1)), 1, 64))
+    regression = rng.random() < reg_share
+    classes = None if regression else [int(rng.integers(2, k_max + 1)) for _ in range(b)]
+    return make_batch(rng, n_ctx, n_q, f, b, classes)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -221,7 +298,11 @@ class Attention(nn.Module):
             return t.reshape(*t.shape[:-1], h, d // h).transpose(-2, -3)
 
         q, k, v = split(self.q(a)), split(self.k(kv)), split(self.v(kv))
-        o = F.scaled_dot_product_attention(q, k, v)
+        if USE_BF16 and k.shape[-2] < FUSED_FROM:  # the manual product is faster in bf16
+            o = torch.softmax(q @ k.transpose(-1, -2) * (d // h) ** -0.5, dim=-1) @ v
+        else:  # torch's fused CPU kernel takes 4-d inputs only (5-d falls back to the math)
+            o = F.scaled_dot_product_attention(*(t.reshape(-1, *t.shape[-3:]) for t in (q, k, v)))
+            o = o.reshape(q.shape)
         return x + self.o(o.transpose(-2, -3).reshape(*lead, length, d))
 
 
@@ -287,8 +368,10 @@ class TabularFM(nn.Module):
 
 
 def loss_of(model: TabularFM, batch: dict) -> torch.Tensor:
+    """Mean cross entropy (classification) or Gaussian NLL of the standardized target
+    (regression) over the batch's query rows."""
     out = model(batch["x_ctx"], batch["y_ctx"], batch["x_q"], batch["regression"],
-                batch["feature_pos"])
+                batch["feature_pos"]).float()
     if batch["regression"]:
         mu, s = out[..., 0], out[..., 1]
         sigma = F.softplus(s) + MIN_SIGMA
@@ -298,6 +381,14 @@ def loss_of(model: TabularFM, batch: dict) -> torch.Tensor:
     mask = classes[None, :] >= batch["n_classes"][:, None]
     out = out.masked_fill(mask[:, None, :], float("-inf"))
     return F.cross_entropy(out.reshape(-1, out.shape[-1]), batch["y_q"].reshape(-1))
+
+
+def accuracy_of(model: TabularFM, batch: dict) -> float:
+    out = model(batch["x_ctx"], batch["y_ctx"], batch["x_q"], False, batch["feature_pos"])
+    classes = torch.arange(out.shape[-1])
+    out = out.masked_fill((classes[None, :] >= batch["n_classes"][:, None])[:, None, :],
+                          float("-inf"))
+    return float((out.argmax(-1) == batch["y_q"]).float().mean())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -347,93 +438,222 @@ def export(model: TabularFM, path: Path, extra: dict) -> None:
 # Training loop
 # ---------------------------------------------------------------------------------------------
 
-def lr_at(step: int, steps: int, peak: float, warmup: int, time_fraction: float = 0.0) -> float:
-    """Linear warm-up, then cosine decay to a tenth of ``peak`` over steps or time."""
+def lr_at(step: int, plan: dict) -> float:
+    """Warm-up / hold / decay in steps: linear warm-up over ``warmup`` steps, the peak held,
+    linear decay to 5 % of the peak over the last ``decay_frac`` of ``total_steps``."""
+    peak, warmup, total = plan["lr"], plan["warmup"], plan["total_steps"]
     if step < warmup:
         return peak * (step + 1) / warmup
-    progress = min(1.0, max((step - warmup) / max(1, steps - warmup), time_fraction))
-    return peak * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
+    decay_from = int(total * (1 - plan["decay_frac"]))
+    if step < decay_from:
+        return peak
+    progress = min(1.0, (step - decay_from) / max(1, total - decay_from))
+    return peak * (1.0 - 0.95 * progress)
 
 
-def validation_batches(max_classes: int, budget: int, count: int = 12) -> list[dict]:
-    rng = np.random.default_rng(10_000)
-    return [sample_batch(rng, max_classes, budget) for _ in range(count)]
+def validation_tasks(count: int = 256, seed: int = 10_000) -> list[dict]:
+    """``count`` fixed held-out prior tasks, one per batch, drawn at the full limits."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(count):
+        n_ctx, n_q, f, k_max = draw_shape(rng, small=False)
+        regression = i % 4 == 3
+        classes = None if regression else [int(rng.integers(2, k_max + 1))]
+        out.append(make_batch(rng, n_ctx, n_q, f, 1, classes))
+    return out
 
 
-def evaluate(model: TabularFM, batches: list[dict]) -> tuple[float, float]:
+def evaluate(model: TabularFM, tasks: list[dict]) -> dict[str, float]:
+    """Validation figures: cross entropy, accuracy, the cross entropy of the tasks with ≤ 32
+    context rows, Gaussian NLL; float32."""
+    was = model.training
     model.eval()
-    cls, reg = [], []
+    global USE_BF16
+    bf16, USE_BF16 = USE_BF16, False
+    ce, acc, ce_small, nll = [], [], [], []
     with torch.no_grad():
-        for b in batches:
-            (reg if b["regression"] else cls).append(float(loss_of(model, b)))
-    model.train()
-    return float(np.mean(cls)), float(np.mean(reg))
+        for b in tasks:
+            if b["regression"]:
+                nll.append(float(loss_of(model, b)))
+                continue
+            ce.append(float(loss_of(model, b)))
+            acc.append(accuracy_of(model, b))
+            if b["x_ctx"].shape[1] <= 32:
+                ce_small.append(ce[-1])
+    USE_BF16 = bf16
+    model.train(was)
+    return {"ce": float(np.mean(ce)), "acc": float(np.mean(acc)),
+            "ce_small": float(np.mean(ce_small)), "nll": float(np.mean(nll))}
 
 
-def prior_signal(n_tasks: int = 40, seed: int = 0) -> dict[str, tuple[float, float, float]]:
-    """Accuracy of the majority class, logistic regression and a random forest per generator.
+def load_safetensors(path: Path) -> TabularFM:
+    """A torch model holding a safetensors file's weights (docs/models.md names)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from make_tfm_fixture import load_into
+    weights = tabular_fm.read_weights(path)
+    model = TabularFM(weights.config)
+    load_into(model, weights.tensors)
+    return model
+
+
+CELL_CONTEXTS, CELL_FEATURES, CELL_CLASSES = (32, 160, 512), 8, (2, 3, 5, 10)
+
+
+def _baselines(xc, yc, xq, yq) -> dict[str, float]:
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.neighbors import KNeighborsClassifier
+
+    return {"majority": float(np.mean(yq == np.bincount(yc).argmax())),
+            "logistic": LogisticRegression(max_iter=500).fit(xc, yc).score(xq, yq),
+            "forest": RandomForestClassifier(100, random_state=0, n_jobs=1)
+            .fit(xc, yc).score(xq, yq),
+            "knn15": KNeighborsClassifier(min(15, len(yc))).fit(xc, yc).score(xq, yq)}
+
+
+def _model_accuracy(model: TabularFM, xc, yc, xq, yq, k: int) -> float:
+    b = {"x_ctx": torch.tensor(xc, dtype=torch.float32)[None],
+         "y_ctx": torch.tensor(yc)[None], "x_q": torch.tensor(xq, dtype=torch.float32)[None],
+         "y_q": torch.tensor(yq)[None], "n_classes": torch.tensor([k]),
+         "feature_pos": torch.arange(xc.shape[1])[None]}
+    with torch.no_grad():
+        return accuracy_of(model, b)
+
+
+def prior_signal(models: dict[str, TabularFM], n_tasks: int = 30, seed: int = 0) -> None:
+    """Accuracy of the majority class, logistic regression, a random forest, kNN-15 and the
+    given models: per generator (2, 3, 5, 10 classes) and per cell (context rows × 8
+    features × classes, the generators mixed), on tasks of the training sampler itself
+    (quantized columns, target noise and class cuts included), 128 query rows each.
 
     A prior whose tasks a random forest cannot beat the majority class on teaches a model
     nothing about comparing rows; this is the check to run before training on it.
     """
-    from sklearn.ensemble import RandomForestClassifier
-    from sklearn.linear_model import LogisticRegression
+    for m in models.values():
+        m.eval()
+    names = ["majority", "logistic", "forest", "knn15", *models]
 
-    out = {}
+    def run(rng, n_ctx, f, k, gen):
+        x, labels = sample_task(rng, n_ctx + 128, f, k, generator=gen)
+        xc, xq = standardize(x[:n_ctx], x[n_ctx:])
+        yc, yq = labels[:n_ctx], labels[n_ctx:]
+        if len(np.unique(yc)) < 2:
+            return None
+        row = _baselines(xc, yc, xq, yq)
+        for name, m in models.items():
+            row[name] = _model_accuracy(m, xc, yc, xq, yq, k)
+        return [row[n] for n in names]
+
+    print("per generator (context 70–210 rows, features 1–64, classes 2/3/5/10):")
+    print(f"{'':22s}" + "".join(f"{n[:12]:>13s}" for n in names))
     for gen in GENERATORS:
-        rng = np.random.default_rng(seed)
-        rows = []
-        for _ in range(n_tasks):
-            f = int(np.clip(np.round(np.exp(rng.uniform(0, math.log(64)))), 1, 64))
-            n, k = int(rng.integers(100, 300)), int(rng.integers(2, 6))
-            x, labels = sample_task(rng, n, f, k, generator=gen)
-            n_ctx = int(n * 0.7)
-            xc, xq = standardize(x[:n_ctx], x[n_ctx:])
-            yc, yq = labels[:n_ctx], labels[n_ctx:]
-            if len(np.unique(yc)) < 2:
-                continue
-            rows.append((np.mean(yq == np.bincount(yc).argmax()),
-                         LogisticRegression(max_iter=300).fit(xc, yc).score(xq, yq),
-                         RandomForestClassifier(50, random_state=0).fit(xc, yc).score(xq, yq)))
-        out[gen.__name__.strip("_")] = tuple(np.mean(rows, axis=0))
-    return out
+        for k in CELL_CLASSES:
+            rng = np.random.default_rng(seed)
+            rows = []
+            for _ in range(n_tasks):
+                f = _log_int(rng, 1, 64)
+                r = run(rng, int(rng.integers(70, 211)), f, k, gen)
+                if r is not None:
+                    rows.append(r)
+            print(f"{gen.__name__.strip('_'):9s} {k:2d} classes "
+                  + "".join(f"{v:13.3f}" for v in np.mean(rows, axis=0)), flush=True)
+    print(f"per cell (the generators mixed, {CELL_FEATURES} features; mean over {n_tasks} "
+          "tasks):")
+    print(f"{'':22s}" + "".join(f"{n[:12]:>13s}" for n in names))
+    wins = {n: [0, 0, 0] for n in models}
+    for n_ctx in CELL_CONTEXTS:
+        for k in CELL_CLASSES:
+            rng = np.random.default_rng(seed + 1000 * n_ctx + k)
+            rows = [r for r in (run(rng, n_ctx, CELL_FEATURES, k, None)
+                                for _ in range(n_tasks)) if r is not None]
+            mean = np.mean(rows, axis=0)
+            print(f"ctx {n_ctx:4d} {k:2d} classes   " + "".join(f"{v:13.3f}" for v in mean),
+                  flush=True)
+            for name in models:
+                v = mean[names.index(name)]
+                for j, base in enumerate(("logistic", "forest", "knn15")):
+                    wins[name][j] += v >= mean[names.index(base)]
+    cells = len(CELL_CONTEXTS) * len(CELL_CLASSES)
+    for name, (lo, rf, kn) in wins.items():
+        print(f"{name}: at least logistic in {lo}/{cells} cells, random forest {rf}/{cells}, "
+              f"kNN-15 {kn}/{cells}")
 
 
 def main(argv: list[str] | None = None) -> int:
+    global USE_BF16
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", type=Path, default=Path("build/tfm"))
-    ap.add_argument("--steps", type=int, default=4000)
+    ap.add_argument("--out", type=Path, default=Path("build/tfm3"))
+    ap.add_argument("--total-steps", type=int, default=1500,
+                    help="the schedule's plan, in updates (kept by the checkpoint)")
+    ap.add_argument("--replan", action="store_true",
+                    help="on resume, take --total-steps / --lr / --warmup / --decay-frac / "
+                         "--curriculum from the command line instead of the checkpoint")
+    ap.add_argument("--stop-at", type=int, default=None, help="stop after this many updates")
     ap.add_argument("--max-minutes", type=float, default=float("inf"))
     ap.add_argument("--d-model", type=int, default=96)
     ap.add_argument("--n-heads", type=int, default=4)
     ap.add_argument("--n-layers", type=int, default=3)
     ap.add_argument("--d-mlp", type=int, default=192)
-    ap.add_argument("--lr", type=float, default=1e-3)
-    ap.add_argument("--warmup", type=int, default=150)
-    ap.add_argument("--token-budget", type=int, default=40_000)
+    ap.add_argument("--lr", type=float, default=3e-3)
+    ap.add_argument("--warmup", type=int, default=60)
+    ap.add_argument("--decay-frac", type=float, default=0.2)
+    ap.add_argument("--curriculum", type=float, default=0.25)
+    ap.add_argument("--clip", type=float, default=3.0)
+    ap.add_argument("--min-tasks", type=int, default=32)
+    ap.add_argument("--update-tokens", type=int, default=48_000)
+    ap.add_argument("--micro-tokens", type=int, default=40_000)
+    ap.add_argument("--reg-share", type=float, default=0.25)
+    ap.add_argument("--reg-weight", type=float, default=0.5)
+    ap.add_argument("--ema", type=float, default=0.995)
+    ap.add_argument("--bf16", action=argparse.BooleanOptionalAction, default=True)
+    ap.add_argument("--init", type=Path, help="start from these safetensors weights")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--log-every", type=int, default=10)
-    ap.add_argument("--val-every", type=int, default=200)
-    ap.add_argument("--checkpoint-every", type=int, default=50)
+    ap.add_argument("--val-every", type=int, default=100)
+    ap.add_argument("--val-tasks", type=int, default=256)
+    ap.add_argument("--checkpoint-every", type=int, default=25)
     ap.add_argument("--export", type=Path, help="write the checkpoint's weights here and stop")
+    ap.add_argument("--export-ema", type=Path, help="write the checkpoint's EMA here and stop")
+    ap.add_argument("--eval", type=Path, nargs="*",
+                    help="print these safetensors files' validation figures and stop")
     ap.add_argument("--prior-signal", action="store_true",
-                    help="print each generator's majority / logistic / forest accuracy, stop")
+                    help="print the per-generator and per-cell check of the prior, stop")
+    ap.add_argument("--weights", type=Path, nargs="*", default=[],
+                    help="with --prior-signal: safetensors files evaluated on its tasks")
+    ap.add_argument("--signal-tasks", type=int, default=30,
+                    help="with --prior-signal: tasks per generator × classes and per cell")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     if args.prior_signal:
-        for name, (majority, logistic, forest) in prior_signal().items():
-            print(f"{name:9s} majority {majority:.3f}  logistic {logistic:.3f}  "
-                  f"forest {forest:.3f}")
+        prior_signal({p.stem: load_safetensors(p) for p in args.weights}, args.signal_tasks)
         return 0
+    if args.eval:
+        val = validation_tasks(args.val_tasks)
+        for p in args.eval:
+            r = evaluate(load_safetensors(p), val)
+            print(f"{p}: val ce {r['ce']:.4f} acc {r['acc']:.4f} ce(ctx≤32) "
+                  f"{r['ce_small']:.4f} nll {r['nll']:.4f}", flush=True)
+        return 0
+    USE_BF16 = args.bf16
     config = {"d_model": args.d_model, "n_heads": args.n_heads, "n_layers": args.n_layers,
               "d_mlp": args.d_mlp, "max_features": MAX_FEATURES, "max_classes": 10,
-              "max_context": 1024, "ln_eps": 1e-5}
+              "max_context": MAX_CONTEXT, "ln_eps": 1e-5}
+    plan = {"total_steps": args.total_steps, "lr": args.lr, "warmup": args.warmup,
+            "decay_frac": args.decay_frac, "curriculum": args.curriculum}
     args.out.mkdir(parents=True, exist_ok=True)
     ckpt_path = args.out / "checkpoint.pt"
     torch.manual_seed(args.seed)
     model = TabularFM(config, seed=args.seed)
-    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
+    if args.init and not ckpt_path.exists():
+        init = load_safetensors(args.init)
+        if init.config != config:
+            sys.exit(f"{args.init} has config {init.config}, not {config}")
+        model.load_state_dict(init.state_dict())
+        print(f"initialised from {args.init}", flush=True)
+    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, betas=(0.9, 0.99),
+                            weight_decay=0.0)
+    ema = copy.deepcopy(model).requires_grad_(False)
     rng = np.random.default_rng(args.seed)
     step, elapsed = 0, 0.0
     if ckpt_path.exists():
@@ -441,63 +661,100 @@ def main(argv: list[str] | None = None) -> int:
         if state["config"] != config:
             sys.exit(f"checkpoint {ckpt_path} has config {state['config']}, not {config}")
         model.load_state_dict(state["model"])
+        ema.load_state_dict(state["ema"])
         opt.load_state_dict(state["opt"])
         rng.bit_generator.state = state["rng"]
         torch.set_rng_state(state["torch_rng"])
         step, elapsed = state["step"], state["elapsed"]
-        print(f"resumed at step {step} ({elapsed / 60:.1f} min trained)", flush=True)
-    if args.export:
-        export(model, args.export, {"steps": step, "train_minutes": f"{elapsed / 60:.1f}",
-                                    "trainer": "scripts/train_tfm.py"})
-        print(f"wrote {args.export} (step {step})")
+        if not args.replan:
+            plan = state["plan"]
+        print(f"resumed at step {step} ({elapsed / 60:.1f} min trained), plan {plan}",
+              flush=True)
+    if args.export or args.export_ema:
+        extra = {"steps": step, "train_minutes": f"{elapsed / 60:.1f}",
+                 "trainer": "scripts/train_tfm.py", "plan": plan}
+        for path, m, what in ((args.export, model, "weights"), (args.export_ema, ema, "EMA")):
+            if path:
+                export(m, path, extra | {"weights": what})
+                print(f"wrote {path} ({what}, step {step})")
         return 0
     n_params = sum(p.numel() for p in model.parameters())
-    print(f"{ARCH}: {n_params} parameters, config {config}", flush=True)
+    print(f"{ARCH}: {n_params} parameters, config {config}, plan {plan}, bf16 {USE_BF16}",
+          flush=True)
     log_path = args.out / "train_log.csv"
     new_log = not log_path.exists()
     log = log_path.open("a", newline="")
     writer = csv.writer(log)
+    cols = ["step", "minutes", "lr", "train_loss_cls", "train_loss_reg", "tasks", "grad_norm",
+            "clipped", "val_ce", "val_acc", "val_ce_small", "val_nll", "ema_val_ce",
+            "ema_val_acc", "ema_val_ce_small", "ema_val_nll"]
     if new_log:
-        writer.writerow(["step", "minutes", "lr", "train_loss_cls", "train_loss_reg",
-                         "val_loss_cls", "val_loss_reg"])
-    val = validation_batches(config["max_classes"], args.token_budget)
-    window: dict[bool, list[float]] = {False: [], True: []}
+        writer.writerow(cols)
+    val = validation_tasks(args.val_tasks)
+    window = {"cls": [], "reg": [], "tasks": [], "norm": [], "clipped": []}
     start = time.time() - elapsed
+    params = list(model.parameters())
 
     def save():
-        torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "config": config,
+        torch.save({"model": model.state_dict(), "ema": ema.state_dict(),
+                    "opt": opt.state_dict(), "config": config, "plan": plan,
                     "rng": rng.bit_generator.state, "torch_rng": torch.get_rng_state(),
                     "step": step, "elapsed": time.time() - start}, ckpt_path.with_suffix(".tmp"))
         ckpt_path.with_suffix(".tmp").replace(ckpt_path)
 
-    while step < args.steps and (time.time() - start) / 60 < args.max_minutes:
-        lr = lr_at(step, args.steps, args.lr, args.warmup,
-                   (time.time() - start) / 60 / args.max_minutes)
+    stop_at = min(plan["total_steps"], args.stop_at or plan["total_steps"])
+    while step < stop_at and (time.time() - start) / 60 < args.max_minutes:
+        lr = lr_at(step, plan)
         for group in opt.param_groups:
             group["lr"] = lr
-        batch = sample_batch(rng, config["max_classes"], args.token_budget)
-        loss = loss_of(model, batch)
+        small = step < plan["curriculum"] * plan["total_steps"]
         opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        tasks = cells = 0
+        while tasks < args.min_tasks or cells < args.update_tokens:
+            batch = sample_batch(rng, small, args.micro_tokens, args.reg_share)
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=USE_BF16):
+                loss = loss_of(model, batch)
+            weight = batch["tasks"] * (args.reg_weight if batch["regression"] else 1.0)
+            (loss * weight).backward()
+            window["reg" if batch["regression"] else "cls"].append(float(loss.detach()))
+            tasks += batch["tasks"]
+            cells += batch["cells"]
+        for p in params:
+            if p.grad is not None:
+                p.grad /= tasks
+        norm = float(torch.nn.utils.clip_grad_norm_(params, args.clip))
         opt.step()
-        window[batch["regression"]].append(float(loss.detach()))
         step += 1
-        if step % args.log_every == 0 or step % args.val_every == 0:
-            vc, vr = evaluate(model, val) if step % args.val_every == 0 else ("", "")
-            tc = np.mean(window[False]) if window[False] else ""
-            tr = np.mean(window[True]) if window[True] else ""
-            writer.writerow([step, f"{(time.time() - start) / 60:.2f}", f"{lr:.3g}", tc, tr,
-                             vc, vr])
+        decay = min(args.ema, (1 + step) / (10 + step))
+        with torch.no_grad():
+            for pe, pm in zip(ema.parameters(), params):
+                pe.lerp_(pm, 1 - decay)
+        window["tasks"].append(tasks)
+        window["norm"].append(norm)
+        window["clipped"].append(norm > args.clip)
+        if step % args.log_every == 0 or step % args.val_every == 0 or step == stop_at:
+            do_val = step % args.val_every == 0 or step == stop_at
+            v = evaluate(model, val) if do_val else {}
+            ve = evaluate(ema, val) if do_val else {}
+            tc = np.mean(window["cls"]) if window["cls"] else ""
+            tr = np.mean(window["reg"]) if window["reg"] else ""
+            minutes = (time.time() - start) / 60
+            writer.writerow([step, f"{minutes:.2f}", f"{lr:.3g}", tc, tr,
+                             f"{np.mean(window['tasks']):.1f}", f"{np.mean(window['norm']):.3f}",
+                             f"{np.mean(window['clipped']):.2f}"]
+                            + [v.get(k, "") for k in ("ce", "acc", "ce_small", "nll")]
+                            + [ve.get(k, "") for k in ("ce", "acc", "ce_small", "nll")])
             log.flush()
-            window = {False: [], True: []}
-            print(f"step {step} {(time.time() - start) / 60:.1f} min cls {tc} reg {tr}"
-                  + (f" | val cls {vc:.4f} reg {vr:.4f}" if vc != "" else ""), flush=True)
+            print(f"step {step} {minutes:.1f} min lr {lr:.2e} cls {tc} reg {tr} tasks "
+                  f"{np.mean(window['tasks']):.0f} |g| {np.mean(window['norm']):.2f}"
+                  + (f" | val ce {v['ce']:.4f} acc {v['acc']:.4f} small {v['ce_small']:.4f} "
+                     f"nll {v['nll']:.4f} | ema ce {ve['ce']:.4f} acc {ve['acc']:.4f} small "
+                     f"{ve['ce_small']:.4f} nll {ve['nll']:.4f}" if v else ""), flush=True)
+            window = {k: [] for k in window}
         if step % args.checkpoint_every == 0:
             save()
     save()
-    vc, vr = evaluate(model, val)
-    print(f"done at step {step}: val cls {vc:.4f} reg {vr:.4f}", flush=True)
+    print(f"stopped at step {step} of {plan['total_steps']}", flush=True)
     return 0
 
 
