@@ -99,11 +99,17 @@ def test_bridge_and_page_reach_every_model_and_reject_unknown_parameters_alike()
         assert m["bridge"] == m["page"] == unknown_message(m["name"]), m
 
 
-def test_a_model_without_a_webgpu_implementation_is_refused_by_the_node_runner() -> None:
+def test_a_model_without_a_webgpu_implementation_is_refused_by_the_node_runner(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     from arenalite import node_runner
 
-    assert "tabicl" in models.MODELS and "tabicl" not in models.WEBGPU_MODELS
-    assert registry.runners("tabicl") == ["python"]
+    # tabicl runs in both since its bridge port (issue 28); a Python-only entry is refused
+    assert "tabicl" in models.MODELS and "tabicl" in models.WEBGPU_MODELS
+    assert registry.runners("tabicl") == ["python", "webgpu"]
+    assert node_runner.model_payload({"name": "tabicl", "weights": "x.ckpt"})["weights"].endswith(
+        "x.ckpt")
+    monkeypatch.setitem(registry.REGISTRY, "tabicl",
+                        {**registry.REGISTRY["tabicl"], "runners": ["python"]})
     with pytest.raises(ValueError, match=r"model 'tabicl' has no webgpu implementation yet; "
                        r"it runs in \['python'\] \(arenalite run --runner python\)"):
         node_runner.model_payload({"name": "tabicl", "weights": "x.ckpt"})

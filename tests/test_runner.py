@@ -16,6 +16,7 @@ from arenalite.runner import (
     BASE_COLUMNS,
     COLUMNS,
     GPU_COLUMNS,
+    LAYER_COLUMNS,
     TIE_TOLERANCE,
     merge_near_ties,
     run,
@@ -67,8 +68,10 @@ def test_results_table(serial, small):
         list).to_dict() == {n: [ds.n_rows] for n, ds in data.items()}
     assert (serial["runner"] == "python").all()
     assert (serial[TIMING] > 0).to_numpy().all()
-    assert COLUMNS[:len(BASE_COLUMNS)] == BASE_COLUMNS and COLUMNS[-4:] == GPU_COLUMNS
-    assert serial[GPU_COLUMNS].isna().all().all()   # no GPU timestamps in the Python runner
+    assert COLUMNS == BASE_COLUMNS + GPU_COLUMNS + LAYER_COLUMNS  # new columns at the end only
+    assert serial[GPU_COLUMNS + ["gpu_layer_times_ms"]].isna().all().all()  # no GPU timestamps
+    per_layer = serial["layer_times_ms"].astype(str).map(lambda f: sum(map(float, f.split(";"))))
+    np.testing.assert_allclose(per_layer, serial["layers_ms"], rtol=1e-5, atol=1e-5)
     assert np.allclose(serial["rows_per_s"], serial["n_test"] / (serial["total_ms"] / 1e3))
 
 
@@ -113,7 +116,8 @@ def test_process_pool_and_dask_give_identical_scores(serial, small):
                             dashboard_address=None) as client:
         dasked = run(*small, MODELS, executor=client.get_executor(), progress=False)
     for other in (pooled, dasked):
-        pd.testing.assert_frame_equal(other.drop(columns=TIMING), serial.drop(columns=TIMING))
+        timing = TIMING + ["layer_times_ms"]
+        pd.testing.assert_frame_equal(other.drop(columns=timing), serial.drop(columns=timing))
 
 
 def test_progress_bar_on_a_terminal_only(small, capsys, monkeypatch):
@@ -186,6 +190,7 @@ def test_old_results_csv_without_gpu_columns_still_loads(tmp_path):
         progress=False).to_csv(new, index=False)
     back = pd.read_csv(new)
     assert list(back.columns) == COLUMNS and back[GPU_COLUMNS].isna().all().all()
+    assert back["layer_times_ms"].notna().all()
     assert len(arenalite.load_csv(new, seed="seed").models_) == 2
 
 

@@ -34,7 +34,11 @@ BASE_COLUMNS = ["model", "dataset", "task", "metric", "score", "error", "split_i
 GPU_COLUMNS = ["gpu_embed_ms", "gpu_layers_ms", "gpu_head_ms", "gpu_total_ms"]
 """Added at the end: stage times from GPU timestamps (WebGPU with ``timestamp-query``);
 empty (NaN) for the Python runner and adapters without timestamps."""
-COLUMNS = BASE_COLUMNS + GPU_COLUMNS
+LAYER_COLUMNS = ["layer_times_ms", "gpu_layer_times_ms"]
+"""Added at the end: each layer's time (ms, in layer order, joined by ";"; wall, and GPU
+timestamps where the bridge has them), so T_fold's Σ_l T_layer(l) is there per layer;
+tables written before them load without them."""
+COLUMNS = BASE_COLUMNS + GPU_COLUMNS + LAYER_COLUMNS
 METRIC_OF_TASK = {"binary": "roc_auc", "multiclass": "log_loss", "regression": "rmse"}
 
 
@@ -120,7 +124,13 @@ def run_task(task: FoldTask) -> dict[str, Any]:
             "runner": "python", "device": device_description(), "embed_ms": t["embed"],
             "layers_ms": float(sum(t["layers"])), "head_ms": t["head"], "total_ms": total,
             "rows_per_s": len(task.y_test) / (total / 1e3),
-            **dict.fromkeys(GPU_COLUMNS, np.nan)}
+            **dict.fromkeys(GPU_COLUMNS, np.nan), "layer_times_ms": layer_times(t["layers"]),
+            "gpu_layer_times_ms": np.nan}
+
+
+def layer_times(layers: Iterable[float]) -> str:
+    """Per-layer ms in one CSV field, ";"-joined, 6 significant digits (the bridge's layerTimes)."""
+    return ";".join(f"{float(v):.6g}" for v in layers)
 
 
 def _datasets(datasets: Mapping[str, bundled.Dataset] | Iterable[str]) -> dict:

@@ -6,6 +6,8 @@ import { Engine, now } from "./engine.js";
 import { findGpu, requestDevice } from "./gpu.js";
 import { resolveBeside } from "./io.js";
 import { checkLimits, checkModel, checkTask, modelEntry, modelLabel } from "./models.js";
+import { loadTabiclWeights } from "./tabicl/model.js";
+import { NO_WEIGHTS as TABICL_NO_WEIGHTS, runTabicl } from "./tabicl/predictor.js";
 import { loadFmWeights, runTabularFM } from "./tabular_fm.js";
 import { runTransformer } from "./transformer.js";
 import { loadWeights } from "./weights.js";
@@ -14,13 +16,16 @@ import { loadWeights } from "./weights.js";
  * Model name → its GPU implementation, one per registry entry (a node test checks it):
  * `run(engine, model, data) → {output, timings}` gets the model checked, defaults filled
  * and each weights parameter loaded by `loadWeights(URL | path | {manifest, blob})`; the
- * data validated, its task and fixed limits checked.
+ * data validated, its task and fixed limits checked; `options.onMember(done, total)` is
+ * called after each ensemble member by models that have members (tabicl). `noWeights`:
+ * the message for a weights parameter left null that has no default file.
  */
 export const IMPLEMENTATIONS = {
   knn: { run: runDistanceModel },
   attention: { run: runDistanceModel },
   icl_transformer: { run: runTransformer, loadWeights },
   tabular_fm: { run: runTabularFM, loadWeights: loadFmWeights },
+  tabicl: { run: runTabicl, loadWeights: loadTabiclWeights, noWeights: TABICL_NO_WEIGHTS },
 };
 
 export class Bridge {
@@ -60,6 +65,9 @@ export class Bridge {
   /** Weights for parameter `key` of `name`: `source`, else the registry's default file. */
   async _loadWeights(name, key, source) {
     let src = source;
+    if (src === null && !modelEntry(name).params[key].file) {
+      throw new Error(IMPLEMENTATIONS[name].noWeights ?? `${name}: ${key} is null and has no default file`);
+    }
     if (src === null) {
       if (this.defaultWeights === null) {
         throw new Error(`${name}: ${key} is null and the Bridge has no defaultWeights ` +
@@ -78,13 +86,13 @@ export class Bridge {
     return this._weights.get(url);
   }
 
-  async _run(model, d) {
+  async _run(model, d, options = {}) {
     if (this.lost) throw new Error(`the WebGPU device was lost: ${this.lost.message}`);
     const loaded = { ...model };
     for (const [key, spec] of Object.entries(modelEntry(model.name).params)) {
       if (spec.type === "weights") loaded[key] = await this._loadWeights(model.name, key, model[key]);
     }
-    return IMPLEMENTATIONS[model.name].run(this.engine, loaded, d);
+    return IMPLEMENTATIONS[model.name].run(this.engine, loaded, d, options);
   }
 
   /**
@@ -95,8 +103,9 @@ export class Bridge {
    * (gpu: the same stages from GPU timestamps, null without timestamp-query).
    * With {warmup: true} an untimed pass runs first (pipeline compilation, allocation);
    * its wall time is reported as timings.warmup and appended to bridge.warmups.
+   * `onMember(done, total)`: after each ensemble member of the timed pass (tabicl).
    */
-  async predict(model, data, { warmup = false } = {}) {
+  async predict(model, data, { warmup = false, onMember } = {}) {
     const checked = checkModel(model);
     const d = validateData(data);
     checkTask(checked.name, d.task);
@@ -108,7 +117,7 @@ export class Bridge {
       warm = now() - t0;
       this.warmups.push({ model: modelLabel(model), n_train: d.n, n_test: d.m, warmup_ms: warm });
     }
-    const result = await this._run(checked, d);
+    const result = await this._run(checked, d, { onMember });
     if (warm !== null) result.timings.warmup = warm;
     return result;
   }

@@ -17,3 +17,5 @@ export { parseSafetensors } from "./safetensors.js";
 export { CONFIG_DEFAULTS as TABICL_CONFIG_DEFAULTS, checkConfig as checkTabiclConfig, expectedShapes as tabiclExpectedShapes, readCheckpoint as readTabiclCheckpoint } from "./tabicl/checkpoint.js";
 export { aggregateProba as tabiclAggregateProba, fitMembers as fitTabiclMembers, memberInputs as tabiclMemberInputs, modelBatches as tabiclModelBatches, predictRegression as tabiclPredictRegression } from "./tabicl/ensemble.js";
 export { PyRandom } from "./tabicl/pyrandom.js";
+export { TabICLMember, loadTabiclWeights } from "./tabicl/model.js";
+export { NO_WEIGHTS as TABICL_NO_WEIGHTS, checkTabiclTask, runTabicl } from "./tabicl/predictor.js";

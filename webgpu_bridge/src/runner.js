@@ -66,9 +66,10 @@ function gather(x, F, rows) {
  * Each model gets one warm-up pass on the first split first (recorded in bridge.warmups,
  * not in the rows). options.onProgress(done, total) is called after each split, and
  * options.onTimings(row, timings) with the split's full stage timings (per layer; the row
- * keeps their sum).
+ * keeps their sum and, in layer_times_ms, each), and options.onMember(split, done, members)
+ * after each ensemble member of a timed split (tabicl; `split` counts the splits done before).
  */
-export async function runSplits(bridge, dataset, splits, models, { onProgress, onTimings, warmup = true } = {}) {
+export async function runSplits(bridge, dataset, splits, models, { onProgress, onTimings, onMember, warmup = true } = {}) {
   const { task, name } = dataset;
   const sp = parseSplits(splits, { nRows: dataset.y?.length, task, dataset: name });
   const { x, F } = datasetMatrix(dataset, sp.excluded_columns ?? []);
@@ -87,7 +88,9 @@ export async function runSplits(bridge, dataset, splits, models, { onProgress, o
         xTest: gather(x, F, split.test), nFeatures: F, task,
         nClasses: C || undefined,
       };
-      const { output, timings } = await bridge.predict(model, data, { warmup: first });
+      const done = rows.length;
+      const { output, timings } = await bridge.predict(model, data, { warmup: first,
+        onMember: onMember && ((k, n) => onMember(done, k, n)) });
       first = false;
       const yTest = Float64Array.from(split.test, (i) => y[i]);
       rows.push(resultRow({

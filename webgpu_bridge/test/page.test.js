@@ -8,7 +8,8 @@ const row = (over) => ({
   model: "knn", dataset: "wine", task: "multiclass", metric: "log_loss", score: 0.5, error: 0.5,
   split_id: "r0-f0", repeat: 0, fold: 0, seed: 0, n_train: 118, n_test: 60, runner: "webgpu",
   device: "google swiftshader", embed_ms: 1, layers_ms: 2, head_ms: 3, total_ms: 6, rows_per_s: 10000,
-  gpu_embed_ms: 0.5, gpu_layers_ms: 1.5, gpu_head_ms: null, gpu_total_ms: 2, ...over,
+  gpu_embed_ms: 0.5, gpu_layers_ms: 1.5, gpu_head_ms: null, gpu_total_ms: 2, layer_times_ms: "0.5;1.5",
+  gpu_layer_times_ms: "0.25;1.25", ...over,
 });
 
 test("csvText writes the runner's columns in order, quoting text that needs it", () => {
@@ -16,7 +17,7 @@ test("csvText writes the runner's columns in order, quoting text that needs it",
   const [header, line, end] = text.split("\n");
   assert.equal(header, RESULT_COLUMNS.join(","));
   assert.equal(end, "");
-  assert.match(line, /^knn,wine,multiclass,log_loss,1e-7,0\.5,r0-f0,0,0,0,118,60,webgpu,"GPU ""X"", rev 2",1,2,3,6,inf,0\.5,1\.5,,2$/);
+  assert.match(line, /^knn,wine,multiclass,log_loss,1e-7,0\.5,r0-f0,0,0,0,118,60,webgpu,"GPU ""X"", rev 2",1,2,3,6,inf,0\.5,1\.5,,2,0\.5;1\.5,0\.25;1\.25$/);
   assert.throws(() => csvText([{ model: "knn" }], RESULT_COLUMNS), /result row 0 lacks column\(s\) dataset/);
 });
 

@@ -1,5 +1,8 @@
 // Float64 CPU reference of docs/models.md used only by the node tests, to check the
 // WGSL kernels without Python. Straightforward loops; small inputs only.
+import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { columnStats, targetStats } from "../src/data.js";
 import { fmInputs } from "../src/tabular_fm.js";
 
@@ -182,9 +185,44 @@ function fmHead(z, inp, d, lin) {
   return Float64Array.from(out);
 }
 
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+/** The repository's Python ($ARENALITE_PYTHON or .venv-pins/bin/python), or null (skipped). */
+export const PYTHON = process.env.ARENALITE_SKIP_PYTHON === "1" ? null
+  : [process.env.ARENALITE_PYTHON, `${ROOT}.venv-pins/bin/python`].find((p) => p && existsSync(p)) ?? null;
+
+const TABICL_PREDICT = `
+import json, sys
+import numpy as np
+from arenalite import models
+job = json.load(sys.stdin)
+F = job["nFeatures"]
+x_train = np.asarray(job["xTrain"], dtype=np.float64).reshape(-1, F)
+x_test = np.asarray(job["xTest"], dtype=np.float64).reshape(-1, F)
+out = models.predict(job["model"], x_train, np.asarray(job["yTrain"], dtype=np.float64), x_test,
+                     job["task"], job.get("nClasses"))
+json.dump(np.asarray(out, dtype=np.float64).ravel().tolist(), sys.stdout)
+`;
+
+/**
+ * tabicl's reference: Python's arenalite.models.predict (the numpy forward, the package's
+ * preprocessing and ensemble) run at test time on the same data; `model.weights` is the
+ * checkpoint's path. Throws without the repository's Python.
+ */
+export function refTabicl(model, d) {
+  if (!PYTHON) throw new Error("the tabicl reference needs the repository's Python (.venv-pins/bin/python or $ARENALITE_PYTHON)");
+  const pyModel = Object.fromEntries(Object.entries(model).filter(([k]) => k !== "batchRows"));
+  const job = { model: pyModel, xTrain: Array.from(d.xTrain), yTrain: Array.from(d.yTrain), xTest: Array.from(d.xTest),
+    nFeatures: d.nFeatures ?? d.F, task: d.task, nClasses: d.task === "regression" ? null : d.nClasses ?? d.C ?? null };
+  const run = spawnSync(PYTHON, ["-c", TABICL_PREDICT], { cwd: ROOT, input: JSON.stringify(job), encoding: "utf8",
+    timeout: 300000 });
+  if (run.status !== 0) throw new Error(`the Python tabicl reference failed:\n${run.stderr}`);
+  return Float64Array.from(JSON.parse(run.stdout));
+}
+
 export const REFERENCES = {
   knn: refDistanceModel,
   attention: refDistanceModel,
   icl_transformer: (model, d) => refTransformer(model.weights, d),
   tabular_fm: (model, d) => refTabularFM(model.weights, d),
+  tabicl: refTabicl,
 };

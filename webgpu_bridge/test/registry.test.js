@@ -13,14 +13,15 @@ const PYTHON = new URL("../../pkg/arenalite/models/registry.json", import.meta.u
 test("the bridge reads the registry file of arenalite.models", () => {
   const all = JSON.parse(readFileSync(PYTHON, "utf8")).models;
   assert.deepEqual(REGISTRY, all.filter((e) => (e.runners ?? ["webgpu"]).includes("webgpu")));
-  assert.deepEqual(MODELS, ["knn", "attention", "icl_transformer", "tabular_fm"]);
+  assert.deepEqual(MODELS, ["knn", "attention", "icl_transformer", "tabular_fm", "tabicl"]);
+  // every registry model runs on the bridge since tabicl's port (issue 28)
+  assert.deepEqual(MODELS, all.map((e) => e.name));
 });
 
-test("a registry model the bridge does not run yet is refused with the runner that has it", () => {
-  assert.throws(() => checkModel({ name: "tabicl" }), {
-    message: "model 'tabicl' has no webgpu implementation yet; it runs in ['python'] " +
-      "(arenalite run --runner python)",
-  });
+test("tabicl: its checkpoint is the user's (no default file), its defaults from the registry", () => {
+  assert.deepEqual(checkModel({ name: "tabicl" }), { name: "tabicl", weights: null, n_estimators: 8,
+    softmax_temperature: 0.9, outlier_threshold: 4, random_state: 42 });
+  assert.equal(REGISTRY.find((e) => e.name === "tabicl").params.weights.file, undefined);
 });
 
 test("every registry model has a GPU implementation, a reference and a page form", () => {

@@ -31,18 +31,24 @@ const DEFAULT_BATCH_ROWS = 1024;
 
 /**
  * Weights from a path/URL, bytes (the package's `.ckpt` or the converted `.safetensors`,
- * read and checked by ./checkpoint.js), or an object {config, tensors: Map, shapes: Map}.
+ * read and checked by ./checkpoint.js), {bytes, name} (a file picked in a page: `name` is
+ * what messages call it), or an object {config, tensors: Map, shapes: Map}. The result
+ * carries `name` (the path, URL or file name) for the messages of the predictor.
  */
 export async function loadTabiclWeights(source) {
   if (source && source.tensors instanceof Map && source.config) {
     if (source.shapes instanceof Map) return source;
     throw new TypeError("TabICL weights objects need `shapes` (a Map of tensor shapes)");
   }
-  if (source instanceof ArrayBuffer || ArrayBuffer.isView(source)) return readCheckpoint(source, { name: "<bytes>" });
+  const named = async (bytes, name) => ({ ...(await readCheckpoint(bytes, { name })), name });
+  if (source instanceof ArrayBuffer || ArrayBuffer.isView(source)) return named(source, "<bytes>");
+  if (source && (source.bytes instanceof ArrayBuffer || ArrayBuffer.isView(source?.bytes))) {
+    return named(source.bytes, String(source.name ?? "<bytes>"));
+  }
   if (typeof source !== "string" && !(source instanceof URL)) {
     throw new TypeError("TabICL weights must be a .ckpt / .safetensors path or URL, bytes, or a read checkpoint");
   }
-  return readCheckpoint(await readBytes(source), { name: String(source) });
+  return named(await readBytes(source), String(source));
 }
 
 /** The binding limit in force: {bytes, name} (the smaller of the two adapter limits). */

@@ -1,0 +1,94 @@
+// TabICL end to end on the bridge (IMPLEMENTATIONS.tabicl: src/tabicl/predictor.js) under
+// dawn.node on Vulkan SwiftShader, in a child process (tabicl_predictor_run.mjs): the
+// ensemble on the tiny fixture checkpoints (.ckpt and .safetensors) against Python's
+// arenalite.models.predict run at test time (skipped without the repository's Python),
+// progress per member, Python's messages, and the telemetry's consistency.
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { TABICL_NO_WEIGHTS } from "../src/index.js";
+
+const LIB = "/usr/lib/chromium";
+const ICD = `${LIB}/vk_swiftshader_icd.json`;
+const TOL = 1e-4;
+// T_fold (embed + Σ layers + head) against the wall time around Bridge.predict: the rest is
+// validation, the weights lookup (cached), the member's creation and timer.finish's one
+// timestamp read-back, at most this many ms on SwiftShader here (documented in the README)
+const OVERHEAD_MS = 250;
+const allowMissing = process.env.ARENALITE_ALLOW_NO_BROWSER === "1";
+const haveGpu = existsSync(ICD) && existsSync(`${LIB}/libvulkan.so.1`);
+
+let report = null;
+function run() {
+  if (report) return report;
+  const dir = mkdtempSync(join(tmpdir(), "tabicl-predictor-"));
+  const out = join(dir, "report.json");
+  const env = { ...process.env, VK_ICD_FILENAMES: process.env.VK_ICD_FILENAMES ?? ICD,
+    LD_LIBRARY_PATH: [LIB, process.env.LD_LIBRARY_PATH].filter(Boolean).join(":") };
+  try {
+    const child = spawnSync(process.execPath, [fileURLToPath(new URL("./tabicl_predictor_run.mjs", import.meta.url)), out],
+      { env, encoding: "utf8", timeout: 600000 });
+    assert.equal(child.status, 0, `GPU run failed (status ${child.status}, signal ${child.signal}):\n${child.stderr}`);
+    report = JSON.parse(readFileSync(out, "utf8"));
+    return report;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const gpuTest = (name, fn) => test(name, (t) => {
+  if (!haveGpu) {
+    if (allowMissing) return t.skip(`no ${ICD} (ARENALITE_ALLOW_NO_BROWSER=1)`);
+    assert.fail(`${ICD} is missing: install Debian's chromium or set ARENALITE_ALLOW_NO_BROWSER=1`);
+  }
+  return fn(t, run());
+});
+
+gpuTest("the ensemble equals Python's arenalite.models.predict within 1e-4 (.ckpt and .safetensors)", (t, r) => {
+  if (!r.python) return t.skip("no repository Python for the reference");
+  for (const c of r.runs) {
+    assert.equal(c.outLen, c.refLen, c.weights);
+    assert.ok(c.maxDiff <= TOL, `${c.task} ${c.weights}: ${c.maxDiff}`);
+  }
+});
+
+gpuTest("progress per member, probabilities and a spread", (t, r) => {
+  for (const c of r.runs) {
+    assert.deepEqual(c.members, [[1, 2], [2, 2]]);
+    if (c.task === "regression") {
+      assert.equal(c.spread.length, c.outLen);
+      assert.ok(c.spread.every((v) => v > 0 && Number.isFinite(v)));
+    } else {
+      const C = c.data.C;
+      for (let i = 0; i < c.outLen; i += C) {
+        assert.ok(Math.abs(c.output.slice(i, i + C).reduce((a, b) => a + b, 0) - 1) < 1e-5);
+      }
+    }
+  }
+});
+
+gpuTest("telemetry: per-layer stages, GPU ≤ wall per stage, T_fold = embed + Σ layers + head within the overhead", (t, r) => {
+  for (const c of r.runs) {
+    const { timings: tm } = c;
+    assert.equal(tm.layers.length, 4, "2 row blocks + 2 ICL layers of the fixture");
+    assert.ok(Math.abs(tm.total - (tm.embed + tm.layers.reduce((a, b) => a + b, 0) + tm.head)) < 1e-6);
+    assert.ok(tm.total <= c.outerMs && c.outerMs - tm.total <= OVERHEAD_MS, `${tm.total} vs ${c.outerMs}`);
+    assert.ok(tm.batches >= 4, "two members × at least two query batches of 4");
+    if (tm.gpu) {
+      for (const stage of ["embed", "head", "total"]) assert.ok(tm.gpu[stage] >= 0 && tm.gpu[stage] <= tm[stage], stage);
+      tm.gpu.layers.forEach((g, l) => assert.ok(g > 0 && g <= tm.layers[l], `layer ${l}`));
+    }
+  }
+});
+
+gpuTest("Python's messages: no weights, a checkpoint of the other task, a file that is not a checkpoint", (t, r) => {
+  const m = r.messages;
+  assert.equal(m.noWeights, TABICL_NO_WEIGHTS);
+  assert.match(m.regressorOnClasses, /^checkpoint '.*regressor_small\.ckpt' is a TabICL regressor \(max_classes 0\); task 'multiclass' needs a TabICL classifier checkpoint$/);
+  assert.match(m.classifierOnRegression, /^checkpoint '.*classifier_small\.ckpt' is a TabICL classifier \(max_classes 10\); task 'regression' needs a TabICL regressor checkpoint$/);
+  assert.match(m.notACheckpoint, /is neither a torch checkpoint \(a zip archive holding data\.pkl\) nor a safetensors file/);
+});
