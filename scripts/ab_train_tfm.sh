@@ -15,5 +15,4 @@ run() {
 }
 run A_recipe_lr3e-3 --init $INIT
 run B_lr1e-3 --init $INIT --lr 1e-3
-run C_clip1_reg1 --init $INIT --clip 1 --reg-weight 1
-run D_fresh --lr 3e-3
+run C_lr1e-3_nocurriculum --init $INIT --lr 1e-3 --curriculum 0
