@@ -447,3 +447,93 @@ def test_page_runs_tabular_fm_and_draws_its_layers(site: Path, served: str,
     merged = web.merge(py, on=["model", "dataset", "split_id"], suffixes=("_web", "_py"))
     assert len(merged) == len(web) >= 2
     assert np.allclose(merged["score_web"], merged["score_py"], atol=1e-4)
+
+
+TABICL = ROOT / "tests" / "data" / "tabicl"
+
+
+@pytest.mark.browser
+def test_page_runs_tabicl_from_a_checkpoint_picked_from_disk(site: Path, served: str,
+                                                            tmp_path: Path) -> None:
+    """tabicl on the page (issue 28): the user picks the checkpoint file (read in the page by
+    checkpoint.js, nothing uploaded; every non-local request is aborted), a file that is not a
+    TabICL checkpoint gets the reader's message, progress per split and per member, the stage
+    chart per layer (its 2 row blocks and 2 ICL layers); the CSV's per-layer columns, its
+    scores equal to the Python runner's within 1e-4, and ``load_csv`` ranks it. iris, the
+    tiny random-weight fixture, 2 members: SwiftShader is slow."""
+    label = "tabicl(weights=classifier_small.ckpt, n_estimators=2)"
+    with playwright_session() as p, chromium(p, served, webgpu=True) as browser:
+        page = browser.context.new_page()
+        page.set_default_timeout(60_000)
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(served + "/webgpu/index.html")
+        page.wait_for_selector("body[data-state=ready]")
+        for name in datasets.names():
+            page.set_checked(f"#ds-{name}", name == "iris")
+        for name in models.WEBGPU_MODELS:
+            page.set_checked(f"#use-{name}", name in ("tabicl", "knn"))
+        # without a file: the form says what is missing
+        page.get_by_role("button", name="Run").click()
+        missing = page.inner_text("#form-error")
+        # a file that is not a checkpoint: the reader's message under the input
+        page.set_input_files("#tabicl-weights", str(TABICL / "stages.json"))
+        page.wait_for_selector("#tabicl-weights[data-loaded=no]")
+        refused = page.inner_text("#tabicl-weights-status")
+        page.set_input_files("#tabicl-weights", str(TABICL / "classifier_small.ckpt"))
+        page.wait_for_selector("#tabicl-weights[data-loaded=yes]")
+        described = page.inner_text("#tabicl-weights-status")
+        page.fill("#tabicl-n_estimators", "2")
+        page.fill("#n-splits", str(N_SPLITS))
+        seen: list[str] = []
+        page.expose_function("noteProgress", lambda text: seen.append(text))
+        page.evaluate("""() => new MutationObserver(() => document.querySelectorAll(
+            "#progress .count").forEach((c) => window.noteProgress(c.textContent))).observe(
+            document.getElementById("progress"), {subtree: true, childList: true,
+            characterData: true})""")
+        page.get_by_role("button", name="Run").click()
+        page.wait_for_selector("body[data-state=done], body[data-state=failed]", timeout=300_000)
+        assert page.get_attribute("body", "data-state") == "done", page.inner_text("#status")
+        page.set_viewport_size({"width": 1200, "height": 900})
+        shots = Path(SCREENSHOTS) if SCREENSHOTS else tmp_path
+        shots.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(shots / "webgpu_page_tabicl.png"), full_page=True)
+        # the results alone (table, rows/s, per-stage chart): docs/img/webgpu_page_tabicl.png
+        page.locator("#results-section").screenshot(path=str(shots / "webgpu_tabicl_results.png"))
+        stages = page.eval_on_selector_all("#chart svg rect.chart-stage",
+                                           "rs => rs.map(r => r.dataset.stage)")
+        with page.expect_download() as download:
+            page.get_by_role("button", name="Download results CSV").click()
+        csv = tmp_path / download.value.suggested_filename
+        download.value.save_as(csv)
+        blocked = list(browser.blocked)
+    assert errors == [] and blocked == [], (errors, blocked)
+    assert missing.startswith("tabicl needs a TabICL checkpoint: pick a .ckpt or .safetensors")
+    assert refused == ("checkpoint 'stages.json' is neither a torch checkpoint (a zip archive "
+                       "holding data.pkl) nor a safetensors file")
+    assert described.startswith("classifier_small.ckpt: TabICL classifier (max_classes 10)")
+    assert any("member 1 / 2" in t for t in seen) and any("member 2 / 2" in t for t in seen)
+    # knn: embed, its one layer, head, padded to tabicl's 4 layers; tabicl's own names
+    assert stages[-6:] == ["embed", "row 0", "row 1", "icl 0", "icl 1", "head"], stages
+    web = pd.read_csv(csv)
+    assert list(web.columns) == runner.COLUMNS and len(web) == 2 * N_SPLITS
+    tab = web[web["model"] == label]
+    assert len(tab) == N_SPLITS
+    for _, row in tab.iterrows():
+        wall = [float(v) for v in row["layer_times_ms"].split(";")]
+        gpu = [float(v) for v in row["gpu_layer_times_ms"].split(";")]
+        assert len(wall) == len(gpu) == 4 and all(0 < g <= w * (1 + 1e-5) for g, w in zip(
+            gpu, wall, strict=True))
+        assert np.isclose(sum(wall), row["layers_ms"], rtol=1e-5)
+        assert np.isclose(row["embed_ms"] + row["layers_ms"] + row["head_ms"], row["total_ms"])
+    py = runner.run({"iris": float32_dataset("iris")}, chosen_splits(site, ["iris"]),
+                    [{"name": "tabicl", "weights": str(TABICL / "classifier_small.ckpt"),
+                      "n_estimators": 2, "label": label}, {"name": "knn"}], progress=False)
+    merged = web.merge(py, on=["model", "dataset", "split_id"], suffixes=("_web", "_py"),
+                       validate="one_to_one")
+    assert len(merged) == len(web)
+    diff = (merged["score_web"] - merged["score_py"]).abs().max()
+    print(f"page vs Python runner: max |score diff| {diff:.3g}")
+    assert diff < TOL
+    ranked = arenalite.load_csv(csv, seed="seed").elo_ranking(n_bootstrap=20, random_state=0)
+    assert set(ranked.table["model"]) == {label, "knn"}

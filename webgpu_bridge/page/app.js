@@ -1,6 +1,6 @@
 // The WebGPU timing page: finds the adapter, lists the bundled datasets, runs the chosen
 // models on the first N persisted splits of each, and shows / downloads the results table.
-import { Bridge, REGISTRY, RESULT_COLUMNS, checkModel, modelLabel, runSplits } from "../webgpu_bridge/src/index.js";
+import { Bridge, REGISTRY, RESULT_COLUMNS, checkModel, loadTabiclWeights, modelLabel, runSplits } from "../webgpu_bridge/src/index.js";
 import { rowsPerSecondChart, stageChart } from "./chart.js";
 import { modelFromInputs, paramInput } from "./model_form.js";
 import { csvText, firstSplits, formatNumber, repeatsFor, summarize } from "./summary.js";
@@ -10,7 +10,9 @@ const DATA = new URL("./data/", import.meta.url);
 const $ = (id) => document.getElementById(id);
 const LOST = "The GPU device was lost; reload the page to time again.";
 
-const state = { bridge: null, catalogue: [], rows: [], cappedAt: null };
+// files: per model whose weights have no default file (tabicl), the checkpoint picked from
+// disk and read in this page ({name, weights}), or null
+const state = { bridge: null, catalogue: [], rows: [], cappedAt: null, files: {} };
 
 async function fetchJson(name) {
   const url = new URL(name, DATA);
@@ -122,16 +124,64 @@ function capSplits(datasets, nSplits) {
   return most;
 }
 
+/** A one-line description of a read TabICL checkpoint. */
+function describeCheckpoint(name, w) {
+  const c = w.config;
+  const kind = c.max_classes > 0 ? `classifier (max_classes ${c.max_classes})` : "regressor";
+  let params = 0;
+  for (const t of w.tensors.values()) params += t.length;
+  return `${name}: TabICL ${kind}, embed_dim ${c.embed_dim}, ${c.row_num_blocks} row blocks + ` +
+    `${c.icl_num_blocks} ICL layers, ${formatNumber(params)} parameters (${w.format}, read in this page)`;
+}
+
+/**
+ * A file input for a weights parameter without a default file (tabicl's checkpoint): the
+ * file is read here (src/tabicl/checkpoint.js), never uploaded; a file that is not a TabICL
+ * checkpoint gets the reader's message under the input.
+ */
+function weightsFileInput(entry, key) {
+  const id = `${entry.name}-${key}`;
+  const input = Object.assign(document.createElement("input"),
+    { type: "file", id, accept: ".ckpt,.safetensors", "aria-describedby": `${id}-status` });
+  const status = cell("span", "no file chosen: pick a .ckpt or .safetensors checkpoint", { id: `${id}-status`, class: "help" });
+  state.files[entry.name] = null;
+  input.addEventListener("change", async () => {
+    const file = input.files?.[0];
+    state.files[entry.name] = null;
+    delete input.dataset.loaded;
+    if (!file) return;
+    status.textContent = `reading ${file.name}…`;
+    status.className = "help";
+    try {
+      const weights = await loadTabiclWeights({ bytes: new Uint8Array(await file.arrayBuffer()), name: file.name });
+      state.files[entry.name] = { name: file.name, weights };
+      status.textContent = describeCheckpoint(file.name, weights);
+      input.dataset.loaded = "yes";
+    } catch (err) {
+      status.textContent = err.message ?? String(err);
+      status.className = "file-error";
+      input.dataset.loaded = "no";
+    }
+  });
+  return [cell("label", key, { for: id, class: "param" }), input, status];
+}
+
 /** One checkbox per registry model, with an input per parameter (the registry's bounds). */
 function listModels() {
   const rows = REGISTRY.map((e) => {
     const div = cell("div", "", { class: "model" });
+    // a model that needs the user's file (tabicl's checkpoint) starts unticked
+    const needsFile = Object.values(e.params).some((p) => p.type === "weights" && !p.file);
     const box = Object.assign(document.createElement("input"),
-      { type: "checkbox", id: `use-${e.name}`, name: "model", value: e.name, checked: true });
+      { type: "checkbox", id: `use-${e.name}`, name: "model", value: e.name, checked: !needsFile });
     const label = cell("label", ` — ${e.summary}`, { for: box.id });
     label.prepend(cell("code", e.name));
     div.append(box, label);
     for (const key of Object.keys(e.params)) {
+      if (e.params[key].type === "weights" && !e.params[key].file) {
+        div.append(...weightsFileInput(e, key));
+        continue;
+      }
       const attrs = paramInput(e, key);
       if (!attrs) continue;
       const input = document.createElement("input");
@@ -157,10 +207,24 @@ function readChoices() {
   const batchRows = positiveInt("batch-rows", "Query batch size");
   const models = REGISTRY.filter((e) => $(`use-${e.name}`).checked).map((e) => {
     const texts = Object.fromEntries(Object.keys(e.params).map((key) => [key, $(`${e.name}-${key}`)?.value]));
-    return modelFromInputs(e, texts, batchRows, checkModel);
+    const model = modelFromInputs(e, texts, batchRows, checkModel);
+    return e.name in state.files ? withFile(e, model) : model;
   });
   if (!models.length) throw new Error("choose at least one model");
   return { datasets, models, nSplits };
+}
+
+/**
+ * The model with the checkpoint picked for it, labelled by the file's name as Python labels a
+ * path: "tabicl(weights=FILE, n_estimators=2)".
+ */
+function withFile(entry, model) {
+  const picked = state.files[entry.name];
+  if (!picked) {
+    throw new Error(`${entry.name} needs a TabICL checkpoint: pick a .ckpt or .safetensors file in its ` +
+      "weights field (the page reads it here; nothing is uploaded)");
+  }
+  return { ...model, label: modelLabel({ ...model, weights: picked.name, batchRows: undefined }), weights: picked.weights };
 }
 
 /** One labelled progress bar per dataset × model; returns them by "model\0dataset". */
@@ -206,6 +270,10 @@ async function runAll({ datasets, models, nSplits }) {
       setStatus(`Running ${modelLabel(model)} on ${d.name}…`);
       const got = await unlessLost(runSplits(state.bridge, dataset, chosen, [model], {
         onProgress: (done) => { bar.value = done; count.textContent = `${done} / ${n} splits`; },
+        onMember: (done, k, members) => {
+          bar.value = done + k / members;
+          count.textContent = `${done} / ${n} splits · split ${done + 1}: member ${k} / ${members}`;
+        },
         onTimings: (row, timings) => stages.push({ model: row.model, dataset: row.dataset, stages: timings }),
       }));
       warmups.set(key, state.bridge.warmups.at(-1)?.warmup_ms ?? null);
@@ -248,7 +316,9 @@ function showResults(rows, warmups, stages) {
     stageChart(stages),
     cell("figcaption", "Median wall time of each stage over splits: embed (standardization, " +
       "upload, embedding), each layer (context pass and query batches), head (including the " +
-      "read-back).", { class: "help" }));
+      "read-back); tabicl: embed = its preprocessing and column embedding, then its row blocks " +
+      "(row l) and ICL layers (icl l), head = the decoder and the ensemble's aggregation, summed " +
+      "over its members. Hover a segment for its value.", { class: "help" }));
   $("results-section").hidden = false;
   $("download").disabled = rows.length === 0;
 }

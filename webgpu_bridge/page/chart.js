@@ -17,6 +17,14 @@ function el(name, attrs = {}, text = null) {
   return node;
 }
 
+/** A label that fits the chart's label column: cut with "…" (the full text in its <title>). */
+function label(x, y, text, max = 25) {
+  const shown = text.length > max ? `${text.slice(0, max - 1)}…` : text;
+  const node = el("text", { x, y, "text-anchor": "end", class: "chart-label" }, shown);
+  if (shown !== text) node.append(el("title", {}, text));
+  return node;
+}
+
 /** Round `max` up to 1, 2 or 5 × a power of ten (a readable axis end). */
 function niceMax(max) {
   if (!(max > 0)) return 1;
@@ -59,8 +67,7 @@ export function rowsPerSecondChart(summaries, title = "Throughput: median rows p
     class: "chart-axis" }, "rows per second (test rows / total inference time)"));
   models.forEach((m, i) => {
     const gy = top + i * groupH;
-    svg.append(el("text", { x: LABEL_W - 8, y: gy + (datasets.length * BAR) / 2 + 4,
-      "text-anchor": "end", class: "chart-label" }, m));
+    svg.append(label(LABEL_W - 8, gy + (datasets.length * BAR) / 2 + 4, m));
     datasets.forEach((d, j) => {
       const s = summaries.find((e) => e.model === m && e.dataset === d);
       if (!s) return;
@@ -96,7 +103,10 @@ export function stageChart(rows, title = "Where the time goes: median ms per sta
       if (i === 0) return st.embed;
       return i <= st.layers.length ? st.layers[i - 1] : i === names.length - 1 ? st.head : 0;
     })));
-    return { label: key.replace("\u0000", " · "), parts };
+    // the model's own names of its layers where it gives them (tabicl: row blocks, ICL layers)
+    const own = mine[0].stages.layerNames;
+    const stageNames = names.map((n, i) => (own && i >= 1 && i <= own.length ? own[i - 1] : n));
+    return { label: key.replace("\u0000", " · "), parts, stageNames };
   });
   const top = 40;
   const height = top + bars.length * (BAR + 4) + 30;
@@ -106,21 +116,30 @@ export function stageChart(rows, title = "Where the time goes: median ms per sta
     "aria-labelledby": "stage-title stage-desc" });
   svg.append(el("title", { id: "stage-title" }, title));
   svg.append(el("desc", { id: "stage-desc" }, bars.map((b) => `${b.label}: ` +
-    b.parts.map((v, i) => `${names[i]} ${formatNumber(v)} ms`).join(", ")).join("; ")));
+    b.parts.map((v, i) => `${b.stageNames[i]} ${formatNumber(v)} ms`).join(", ")).join("; ")));
   svg.append(el("text", { x: LABEL_W, y: 16, class: "chart-title" }, title));
-  names.forEach((n, i) => {
+  // the legend: the bars' own stage names when they all share them, else embed, layer l, head
+  const legend = bars.every((b) => b.stageNames.join() === bars[0].stageNames.join()) ? bars[0].stageNames : names;
+  legend.forEach((n, i) => {
     const lx = LABEL_W + i * 80;
     svg.append(el("rect", { x: lx, y: 22, width: 10, height: 10, fill: PALETTE[i % PALETTE.length] }));
     svg.append(el("text", { x: lx + 14, y: 31, class: "chart-legend" }, n));
   });
   bars.forEach((b, j) => {
     const y = top + j * (BAR + 4);
-    svg.append(el("text", { x: LABEL_W - 8, y: y + BAR - 5, "text-anchor": "end", class: "chart-label" }, b.label));
+    svg.append(label(LABEL_W - 8, y + BAR - 5, b.label));
     let x = LABEL_W;
     b.parts.forEach((v, i) => {
       const w = (v / xMax) * PLOT_W;
-      svg.append(el("rect", { x, y, width: Math.max(0, w), height: BAR, fill: PALETTE[i % PALETTE.length],
-        class: "chart-stage" }));
+      const rect = el("rect", { x, y, width: Math.max(0, w), height: BAR, fill: PALETTE[i % PALETTE.length],
+        class: "chart-stage", "data-stage": b.stageNames[i] });
+      rect.append(el("title", {}, `${b.label}: ${b.stageNames[i]} ${formatNumber(v)} ms`));
+      svg.append(rect);
+      // a bar's own stage names (tabicl's row blocks and ICL layers) where the legend is generic
+      if (legend.join() !== b.stageNames.join() && w >= 34) {
+        svg.append(el("text", { x: x + w / 2, y: y + BAR - 5, "text-anchor": "middle", class: "chart-inbar" },
+          b.stageNames[i]));
+      }
       x += w;
     });
     svg.append(el("text", { x: x + 4, y: y + BAR - 5, class: "chart-value" },

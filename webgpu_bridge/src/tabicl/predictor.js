@@ -132,8 +132,6 @@ export async function runTabicl(engine, model, d, { onMember } = {}) {
   const weights = model.weights;
   const where = `checkpoint ${pyRepr(weights.name ?? "<bytes>")}`;
   checkTabiclTask(weights.config, d.task, where);
-  const member = await TabICLMember.create(engine, weights, { cacheKey: "m0" });
-  const timer = member.timer();
   const t0 = now();
   const { F, n, m } = d;
   const plan = fitMembers(rows2d(d.xTrain, n, F), Array.from(d.yTrain), d.task, {
@@ -141,11 +139,17 @@ export async function runTabicl(engine, model, d, { onMember } = {}) {
   });
   checkSharing(weights.config, plan, where);
   const inputs = memberInputs(plan, rows2d(d.xTest, m, F));
-  timer.add("embed", now() - t0);
+  const prepMs = now() - t0;
+  const member = await TabICLMember.create(engine, weights, { cacheKey: "m0" });
+  const timer = member.timer();
+  timer.add("embed", prepMs);
   const raw = await memberOutputs(member, inputs, { timer, batchRows: model.batchRows, onMember });
   const t1 = now();
   const result = d.task === "regression" ? regressionOutput(raw, plan)
     : classOutput(raw, plan, d, model.softmax_temperature);
   timer.add("head", now() - t1);
-  return { ...result, timings: await timer.finish(), members: plan.nMembers };
+  const timings = await timer.finish();
+  // what each `layers` entry is: the row interaction's blocks, then the ICL layers
+  timings.layerNames = [...member.row.blocks.map((_, i) => `row ${i}`), ...member.icl.blocks.map((_, i) => `icl ${i}`)];
+  return { ...result, timings, members: plan.nMembers };
 }
