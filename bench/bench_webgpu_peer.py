@@ -18,6 +18,23 @@ where one call takes minutes on a software adapter)
 
 and prints the median wall time (``performance.now()``) of each, their ratio and the largest
 |probability difference| from ours. The table also goes to ``bench/out/peer.md``.
+
+``--model tabicl`` runs TabICLv2 instead (one ensemble member's raw forward, random
+full-size weights; the files come from ``scripts/export_tabicl_onnx.py`` under
+``build/tabicl_peer/``): at 128 + 48 × 4 and 1,024 + 256 × 30 (3 classes) it times
+
+* **ours**: ``TabICLMember.fitContext`` (uploads, column stage with its inducing-point KV
+  cache, row stage, ICL context with its KV cache) + ``queryBatches`` (all query rows in one
+  batch, read-back), with the per-layer wall times of its ``StageTimer``;
+* **ORT webgpu** and **ORT wasm**: ``InferenceSession.run`` on the exported graph of the
+  same weights (outputs read);
+* **numpy**: ``arenalite.models.tabicl.forward`` (one member), timed in Python in the same
+  run, before the browser opens, with its per-layer times;
+
+and prints medians, ratios, the largest |logit difference| of each peer from ours (and
+from numpy) and a per-layer table; also to ``bench/out/peer_tabicl.md``. ``--engines``
+picks which of ours / webgpu / wasm run in the browser (e.g. only wasm at the large
+shape, where one call of the WebGPU paths takes hours on a software adapter).
 """
 
 from __future__ import annotations
@@ -28,6 +45,9 @@ import http.server
 import json
 import sys
 import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -41,16 +61,36 @@ ORT_DIST = ROOT / "webgpu_bridge" / "node_modules" / "onnxruntime-web" / "dist"
 ONNX = ROOT / "bench" / "peer" / "tabular_fm_binary.onnx"
 SHAPES = [(128, 48, 4), (128, 48, 30), (128, 48, 64), (1024, 256, 30)]
 
-PAGE = """<!doctype html><meta charset="utf-8"><title>peer benchmark</title>
+# Shared by both models' pages: ORT-Web's module, the median, the timing loop.
+PAGE_HEAD = """<!doctype html><meta charset="utf-8"><title>peer benchmark</title>
 <script type="module">
 import { Bridge } from "/bridge/index.js";
 import * as ort from "/ort/ort.webgpu.min.mjs";
 ort.env.wasm.wasmPaths = "/ort/";
 ort.env.wasm.numThreads = navigator.hardwareConcurrency;
 window.ort = ort;
-window.bridge = await Bridge.create({defaultWeights: "/weights/"});
 const median = (a) => { const s = [...a].sort((x, y) => x - y); const k = s.length >> 1;
   return s.length % 2 ? s[k] : (s[k - 1] + s[k]) / 2; };
+async function timeIt(label, call, runs, warmups) {
+  for (let w = 0; w < warmups; w++) {
+    const t0 = performance.now();
+    await call();
+    console.log(`${label}: warm-up ${w + 1}/${warmups} ${(performance.now() - t0).toFixed(1)} ms`);
+  }
+  const times = [], outs = []; let out;
+  for (let r = 0; r < runs; r++) {
+    const t0 = performance.now();
+    out = await call();
+    times.push(performance.now() - t0);
+    outs.push(out);
+    console.log(`${label}: run ${r + 1}/${runs} ${times[r].toFixed(1)} ms`);
+  }
+  return { median: median(times), times, out, outs };
+}
+"""
+
+PAGE = PAGE_HEAD + """
+window.bridge = await Bridge.create({defaultWeights: "/weights/"});
 function inputs(d) {
   const {n, m, F} = d;
   const mean = new Float64Array(F), sd = new Float64Array(F);
@@ -67,17 +107,6 @@ function inputs(d) {
     y_ctx: new ort.Tensor("int64", BigInt64Array.from(d.yTrain, (v) => BigInt(v)), [1, n]),
     x_q: new ort.Tensor("float32", z(d.xTest, m), [1, m, F]) };
 }
-async function timeIt(label, call, runs, warmups) {
-  for (let w = 0; w < warmups; w++) await call();
-  const times = []; let out;
-  for (let r = 0; r < runs; r++) {
-    const t0 = performance.now();
-    out = await call();
-    times.push(performance.now() - t0);
-    console.log(`${label}: run ${r + 1}/${runs} ${times[r].toFixed(1)} ms`);
-  }
-  return { median: median(times), out };
-}
 window.runShape = async ({n, m, F, xTrain, yTrain, xTest, runs, warmups}) => {
   const d = {xTrain: Float32Array.from(xTrain), yTrain: Float32Array.from(yTrain),
     xTest: Float32Array.from(xTest), nFeatures: F, task: "binary", nClasses: 2, n, m, F};
@@ -86,7 +115,7 @@ window.runShape = async ({n, m, F, xTrain, yTrain, xTest, runs, warmups}) => {
     runs, warmups);
   const result = {ours: ours.median};
   for (const ep of ["webgpu", "wasm"]) {
-    const session = await ort.InferenceSession.create("/peer/tabular_fm_binary.onnx",
+    const session = await ort.InferenceSession.create("/model/tabular_fm_binary.onnx",
       {executionProviders: [ep]});
     const t = await timeIt(`ORT ${ep}`, async () => (await session.run(inputs(d))).proba.getData(),
       runs, warmups);
@@ -131,30 +160,14 @@ class Handler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--runs", type=int, default=20)
-    ap.add_argument("--large-runs", type=int, default=5,
-                    help="timed runs at 1024 + 256 rows (default 5: on a software adapter "
-                         "one call takes seconds)")
-    ap.add_argument("--warmups", type=int, default=2, help="untimed calls before the runs")
-    ap.add_argument("--large-warmups", type=int, default=2,
-                    help="untimed calls before the runs at 1024 + 256 rows")
-    ap.add_argument("--shapes", choices=["all", "small"], default="all")
-    ap.add_argument("--skip", type=int, default=0, help="leave out the first SKIP shapes")
-    args = ap.parse_args(argv)
-    for need in (ORT_DIST, ONNX):
-        if not need.exists():
-            sys.exit(f"bench_webgpu_peer: {need} is missing (npm ci in webgpu_bridge; "
-                     "scripts/export_tfm_onnx.py for the .onnx)")
-    shapes = (SHAPES if args.shapes == "all" else SHAPES[:2])[args.skip:]
-    rows = []
+@contextmanager
+def bench_page(html: str, mounts: dict[str, Path]) -> Iterator[tuple[object, str]]:
+    """``html`` served as /peer/index.html with ``mounts`` (plus the bridge and ORT-Web's
+    files), opened in one headless Chromium; yields (page, adapter label)."""
     with tempfile.TemporaryDirectory() as tmp:
-        (Path(tmp) / "index.html").write_text(PAGE)
-        (Path(tmp) / ONNX.name).write_bytes(ONNX.read_bytes())
-        mounts = {"/bridge/": ROOT / "webgpu_bridge" / "src",
-                  "/weights/": ROOT / "pkg" / "arenalite" / "models" / "weights",
-                  "/ort/": ORT_DIST, "/peer/": Path(tmp)}
+        (Path(tmp) / "index.html").write_text(html)
+        mounts = {"/bridge/": ROOT / "webgpu_bridge" / "src", "/ort/": ORT_DIST,
+                  "/peer/": Path(tmp), **mounts}
         handler = functools.partial(Handler, mounts=mounts)
         with serving(http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)) as url, \
                 playwright_session() as pw, chromium(pw, url) as browser:
@@ -163,22 +176,41 @@ def main(argv: list[str] | None = None) -> int:
             page.on("console", lambda msg: print(f"  {msg.text}", flush=True))
             page.goto(url + "/peer/index.html")
             page.wait_for_function("window.peerReady === true")
-            adapter = page.evaluate("() => window.bridge.adapterInfo.label")
-            for n, m, f in shapes:
-                rng = np.random.default_rng(n + m + f)
-                x_train = rng.normal(size=(n, f)).astype(np.float32)
-                y = (x_train[:, 0] + 0.5 * rng.normal(size=n) > 0).astype(int)
-                x_test = rng.normal(size=(m, f)).astype(np.float32)
-                large = n >= 1024
-                runs = args.large_runs if large else args.runs
-                warmups = args.large_warmups if large else args.warmups
-                res = page.evaluate("(a) => window.runShape(a)", {
-                    "n": n, "m": m, "F": f, "xTrain": x_train.ravel().tolist(),
-                    "yTrain": y.tolist(), "xTest": x_test.ravel().tolist(),
-                    "runs": runs, "warmups": warmups})
-                rows.append({"shape": f"{n} + {m} rows × {f}", "runs": runs,
-                             "warmups": warmups, **res})
-                print(json.dumps(rows[-1]), flush=True)
+            yield page, page.evaluate("() => window.bridge.adapterInfo.label")
+
+
+def write_table(name: str, lines: list[str]) -> None:
+    out = ROOT / "bench" / "out"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / name).write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+def run_tabular_fm(args) -> int:
+    for need in (ORT_DIST, ONNX):
+        if not need.exists():
+            sys.exit(f"bench_webgpu_peer: {need} is missing (npm ci in webgpu_bridge; "
+                     "scripts/export_tfm_onnx.py for the .onnx)")
+    shapes = (SHAPES if args.shapes == "all" else SHAPES[:2])[args.skip:]
+    rows = []
+    mounts = {"/weights/": ROOT / "pkg" / "arenalite" / "models" / "weights",
+              "/model/": ONNX.parent}
+    with bench_page(PAGE, mounts) as (page, adapter):
+        for n, m, f in shapes:
+            rng = np.random.default_rng(n + m + f)
+            x_train = rng.normal(size=(n, f)).astype(np.float32)
+            y = (x_train[:, 0] + 0.5 * rng.normal(size=n) > 0).astype(int)
+            x_test = rng.normal(size=(m, f)).astype(np.float32)
+            large = n >= 1024
+            runs = args.large_runs if large else args.runs
+            warmups = args.large_warmups if large else args.warmups
+            res = page.evaluate("(a) => window.runShape(a)", {
+                "n": n, "m": m, "F": f, "xTrain": x_train.ravel().tolist(),
+                "yTrain": y.tolist(), "xTest": x_test.ravel().tolist(),
+                "runs": runs, "warmups": warmups})
+            rows.append({"shape": f"{n} + {m} rows × {f}", "runs": runs,
+                         "warmups": warmups, **res})
+            print(json.dumps(rows[-1]), flush=True)
     lines = [f"Adapter: {adapter}; median wall ms of the timed runs after the warm-up calls.",
              "",
              "| shape | warm-ups + runs | ours (WebGPU) | ORT-Web webgpu | ORT-Web wasm "
@@ -189,11 +221,184 @@ def main(argv: list[str] | None = None) -> int:
                      f"| {r['webgpu']:.1f} | {r['wasm']:.1f} "
                      f"| {r['ours'] / r['webgpu']:.2f} | {r['webgpu_diff']:.1e} "
                      f"| {r['wasm_diff']:.1e} |")
-    out = ROOT / "bench" / "out"
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "peer.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    write_table("peer.md", lines)
     return 0
+
+
+# --- TabICLv2 (--model tabicl) ---------------------------------------------------------------
+
+TABICL_DIR = ROOT / "build" / "tabicl_peer"
+TABICL_WEIGHTS = TABICL_DIR / "tabicl_v2_random.safetensors"
+TABICL_SHAPES = [(128, 48, 4), (1024, 256, 30)]
+
+TABICL_PAGE = PAGE_HEAD + """
+import { TabICLMember } from "/bridge/tabicl/model.js";
+window.bridge = await Bridge.create();
+const member = await TabICLMember.create(window.bridge.engine,
+  "/tabicl/tabicl_v2_random.safetensors");
+window.runShape = async ({n, m, h, file, x, y, runs, warmups, engines}) => {
+  const xAll = Float32Array.from(x), yTrain = Float32Array.from(y);
+  const xTrain = xAll.subarray(0, n * h), xTest = xAll.subarray(n * h);
+  const result = {};
+  if (engines.includes("ours")) {
+    const call = async () => {
+      const timer = member.timer();
+      const context = await member.fitContext(xTrain, yTrain, { timer });
+      const { output } = await member.queryBatches(context, xTest, { batchRows: m, timer });
+      return { output, timings: await timer.finish() };
+    };
+    const t = await timeIt("ours", call, runs, warmups);
+    result.ours = { times: t.times, out: Array.from(t.out.output),
+      timings: t.outs.map((o) => o.timings) };
+  }
+  for (const ep of ["webgpu", "wasm"]) {
+    if (!engines.includes(ep)) continue;
+    const t0 = performance.now();
+    const session = await ort.InferenceSession.create(`/tabicl/${file}`,
+      { executionProviders: [ep] });
+    console.log(`ORT ${ep}: session created in ${(performance.now() - t0).toFixed(0)} ms`);
+    const feeds = () => ({ X: new ort.Tensor("float32", xAll, [1, n + m, h]),
+      y_train: new ort.Tensor("float32", yTrain, [1, n]) });
+    const t = await timeIt(`ORT ${ep}`, async () =>
+      await (await session.run(feeds())).logits.getData(), runs, warmups);
+    result[ep] = { times: t.times, out: Array.from(t.out) };
+    await session.release();
+  }
+  return result;
+};
+window.peerReady = true;
+</script>"""
+
+
+def tabicl_stages(timings: list[dict], n_row: int) -> list[tuple[str, float]]:
+    """Median ms per stage (embed, row blocks, ICL layers, head) over the timed runs."""
+    layers = len(timings[0]["layers"])
+    names = (["embed"] + [f"row block {i + 1}" for i in range(n_row)]
+             + [f"ICL layer {i + 1}" for i in range(layers - n_row)] + ["head"])
+    per_run = [[t["embed"], *t["layers"], t["head"]] for t in timings]
+    return [(name, float(np.median([r[i] for r in per_run]))) for i, name in enumerate(names)]
+
+
+def tabicl_rows(c: dict, n_row: int) -> tuple[str, list[str]]:
+    """One shape's row of the speed table and its per-layer table."""
+    r = c["res"]
+    med = {k: float(np.median(v["times"])) for k, v in r.items()}
+    outs = {k: np.asarray(v["out"], dtype=np.float64).reshape(c["m"], -1) for k, v in r.items()}
+
+    def fmt(k):
+        return f"{med[k]:.1f}" if k in med else "not run"
+
+    def diff(a, b):
+        return f"{np.abs(outs[a] - outs[b]).max():.1e}" if a in outs and b in outs else "—"
+
+    ratio = f"{med['ours'] / med['webgpu']:.2f}" if "ours" in med and "webgpu" in med else "—"
+    ref = "ours" if "ours" in outs else "numpy"
+    vs = " / ".join(diff(k, ref) if k != ref else "—" for k in ("webgpu", "wasm", "numpy"))
+    ours_ref = (f"{diff('ours', 'numpy')} / {np.abs(outs['ours'] - c['torch']).max():.1e}"
+                if "ours" in outs
+                else f"numpy vs torch {np.abs(outs['numpy'] - c['torch']).max():.1e}")
+    line = (f"| {c['n']} + {c['m']} rows × {c['h']} | {c['warmups']} + {c['runs']} "
+            f"| {fmt('ours')} | {fmt('webgpu')} | {fmt('wasm')} | {fmt('numpy')} "
+            f"| {ratio} | {vs}{'' if ref == 'ours' else ' (vs numpy)'} | {ours_ref} |")
+    stages = {k: dict(tabicl_stages(r[k]["timings"], n_row)) for k in ("ours", "numpy")
+              if k in r}
+    order = list(next(iter(stages.values())))
+    layers = ["", f"Per-layer median wall ms at {c['n']} + {c['m']} × {c['h']} "
+              "(ours: StageTimer; numpy: forward's timings):", "",
+              "| stage | " + " | ".join(stages) + " |", "|---|" + "---|" * len(stages)]
+    layers += [f"| {s} | " + " | ".join(f"{stages[k][s]:.1f}" for k in stages) + " |"
+               for s in order]
+    layers.append("| **sum of stages** | " + " | ".join(
+        f"**{sum(stages[k].values()):.1f}**" for k in stages) + " |")
+    return line, layers
+
+
+def run_tabicl(args) -> int:
+    sys.path.insert(0, str(ROOT / "pkg"))
+    from arenalite.models.tabicl import forward, load
+
+    shapes = (TABICL_SHAPES if args.shapes == "all" else TABICL_SHAPES[:1])[args.skip:]
+    name = lambda n, m, h: f"tabicl_v2_{n}_{m}_{h}"  # noqa: E731 (export_tabicl_onnx.py's)
+    for need in [ORT_DIST, TABICL_WEIGHTS] + [TABICL_DIR / f"{name(*s)}.onnx" for s in shapes]:
+        if not need.exists():
+            sys.exit(f"bench_webgpu_peer: {need} is missing (npm ci in webgpu_bridge; "
+                     "/work/venv-tabicl/bin/python scripts/export_tabicl_onnx.py for the "
+                     "weights and graphs)")
+    engines = [e for e in args.engines.split(",") if e]
+    model = load(TABICL_WEIGHTS)
+    n_row = len(model.row.blocks)
+    cases = []
+    for n, m, h in shapes:  # numpy first, alone (the machine's cores are few)
+        z = np.load(TABICL_DIR / f"{name(n, m, h)}.npz")
+        x, y = z["x"], z["y"]
+        large = n >= 1024
+        runs = args.large_runs if large else args.runs
+        warmups = args.large_warmups if large else args.warmups
+        times, timings = [], []
+        for i in range(warmups + runs):
+            t0 = time.perf_counter()
+            out, t = forward(model, x[:n], y, x[n:])
+            ms = (time.perf_counter() - t0) * 1e3
+            print(f"  numpy {n} + {m} x {h}: {'warm-up' if i < warmups else 'run'} "
+                  f"{ms:.1f} ms", flush=True)
+            if i >= warmups:
+                times.append(ms)
+                timings.append(t)
+        cases.append({"n": n, "m": m, "h": h, "x": x, "y": y, "runs": runs,
+                      "warmups": warmups, "torch": z["torch"],
+                      "res": {"numpy": {"times": times, "out": out, "timings": timings}}})
+    if engines:
+        with bench_page(TABICL_PAGE, {"/tabicl/": TABICL_DIR}) as (page, adapter):
+            for c in cases:
+                res = page.evaluate("(a) => window.runShape(a)", {
+                    "n": c["n"], "m": c["m"], "h": c["h"],
+                    "file": f"{name(c['n'], c['m'], c['h'])}.onnx",
+                    "x": c["x"].ravel().tolist(), "y": c["y"].tolist(), "runs": c["runs"],
+                    "warmups": c["warmups"], "engines": engines})
+                c["res"].update(res)
+    else:
+        adapter = "(no browser run)"
+    lines = [f"Adapter: {adapter}; TabICLv2, random full-size weights, one member's raw "
+             "forward; median wall ms of the timed runs after the warm-up calls; max diff = "
+             "largest |logit difference| (3 classes).", "",
+             "| shape | warm-ups + runs | ours (WebGPU) | ORT-Web webgpu | ORT-Web wasm "
+             "| numpy | ours / ORT webgpu | max diff vs ours: webgpu / wasm / numpy "
+             "| ours vs numpy / torch |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    per_layer = []
+    for c in cases:
+        line, layers = tabicl_rows(c, n_row)
+        lines.append(line)
+        per_layer += layers
+    write_table("peer_tabicl.md", lines + per_layer)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", choices=["tabular_fm", "tabicl"], default="tabular_fm")
+    ap.add_argument("--runs", type=int, help="timed runs (default 20; tabicl 2)")
+    ap.add_argument("--large-runs", type=int,
+                    help="timed runs at 1024 + 256 rows (default 5; tabicl 2: on a software "
+                         "adapter one call takes minutes)")
+    ap.add_argument("--warmups", type=int, help="untimed calls before the runs (default 2; "
+                    "tabicl 1)")
+    ap.add_argument("--large-warmups", type=int,
+                    help="untimed calls before the runs at 1024 + 256 rows (default 2; "
+                         "tabicl 1)")
+    ap.add_argument("--shapes", choices=["all", "small"], default="all")
+    ap.add_argument("--skip", type=int, default=0, help="leave out the first SKIP shapes")
+    ap.add_argument("--engines", default="ours,webgpu,wasm",
+                    help="tabicl: which of ours,webgpu,wasm run in the browser (comma list; "
+                         "empty: numpy only)")
+    args = ap.parse_args(argv)
+    defaults = ({"runs": 2, "large_runs": 2, "warmups": 1, "large_warmups": 1}
+                if args.model == "tabicl" else
+                {"runs": 20, "large_runs": 5, "warmups": 2, "large_warmups": 2})
+    for k, v in defaults.items():
+        if getattr(args, k) is None:
+            setattr(args, k, v)
+    return run_tabicl(args) if args.model == "tabicl" else run_tabular_fm(args)
 
 
 if __name__ == "__main__":
