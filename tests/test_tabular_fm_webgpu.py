@@ -42,9 +42,14 @@ def random_case(seed: int, n: int, m: int, f: int, c: int | None, batch: int) ->
             "task": task, "n_classes": c, "batch": batch}
 
 
+# One case per corner (the row attention's cost grows with features × context rows²):
+# 8 rows × 1 feature, 100 features × 10 classes, 1500 rows (past max_context: the seeded
+# sample of 1024, the largest context, 3 classes, three odd query batches), regression,
+# 7 classes × 57 features. (A second 1024-row case, 12 features × 33 queries, was 45 % of
+# the dawn.node run and checked nothing the 1500-row case does not.)
 CASES = [random_case(1, 8, 5, 1, 2, 3), random_case(2, 40, 17, 100, 10, 7),
-         random_case(3, 1024, 33, 12, 3, 13), random_case(4, 1500, 9, 4, 2, 5),
-         random_case(5, 200, 61, 30, None, 29), random_case(6, 90, 11, 57, 7, 11)]
+         random_case(4, 1500, 13, 4, 3, 5), random_case(5, 200, 61, 30, None, 29),
+         random_case(6, 90, 11, 57, 7, 11)]
 
 
 def dataset_case(name: str, n_query: int = 50) -> dict:
@@ -135,8 +140,14 @@ def page():
         assert b.blocked == [], f"non-local requests were attempted: {b.blocked}"
 
 
+# Chromium checks the browser path on every task (binary, multiclass, regression; random
+# and bundled data); dawn.node above checks every case, breast_cancer (the costliest
+# dataset) included.
+IN_CHROMIUM = [IDS.index(n) for n in ("random0", "random1", "random3", "wine", "diabetes")]
+
+
 @pytest.mark.browser
-@pytest.mark.parametrize("index", [0, 1, 4, 6, 7, 9], ids=[IDS[i] for i in (0, 1, 4, 6, 7, 9)])
+@pytest.mark.parametrize("index", IN_CHROMIUM, ids=[IDS[i] for i in IN_CHROMIUM])
 def test_wgsl_matches_numpy_in_chromium(page, index):
     case = ALL[index]
     check(case, page.evaluate(PREDICT_JS, js_case(case)), f"Chromium {IDS[index]}")
