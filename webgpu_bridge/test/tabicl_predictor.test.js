@@ -1,7 +1,8 @@
 // TabICL end to end on the bridge (IMPLEMENTATIONS.tabicl: src/tabicl/predictor.js) under
 // dawn.node on Vulkan SwiftShader, in a child process (tabicl_predictor_run.mjs): the
 // ensemble on the tiny fixture checkpoints (.ckpt and .safetensors) against Python's
-// arenalite.models.predict run at test time (skipped without the repository's Python),
+// arenalite.models.predict run at test time (skipped without the repository's Python), the
+// TabICLv1-layout fixture (shared column stages) against the package's predict_proba too,
 // progress per member, Python's messages, and the telemetry's consistency.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -10,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { TABICL_NO_WEIGHTS, runTabicl } from "../src/index.js";
+import { TABICL_NO_WEIGHTS } from "../src/index.js";
 
 const LIB = "/usr/lib/chromium";
 const ICD = `${LIB}/vk_swiftshader_icd.json`;
@@ -93,14 +94,13 @@ gpuTest("Python's messages: no weights, a checkpoint of the other task, a file t
   assert.match(m.notACheckpoint, /is neither a torch checkpoint \(a zip archive holding data\.pkl\) nor a safetensors file/);
 });
 
-test("a classifier without feature groups is refused where its members would share columns (no GPU)", async () => {
-  const d = { xTrain: Float32Array.from({ length: 24 }, (_, i) => (i * 7) % 5), yTrain: Float32Array.from({ length: 12 }, (_, i) => i % 3),
-    xTest: Float32Array.of(1, 2, 3, 4), F: 2, n: 12, m: 2, C: 3, task: "multiclass" };
-  const weights = { config: { max_classes: 10, col_feature_group: false }, name: "v1.ckpt" };
-  const model = { name: "tabicl", weights, n_estimators: 4, softmax_temperature: 0.9, outlier_threshold: 4, random_state: 42 };
-  await assert.rejects(runTabicl(null, model, d), {
-    message: "checkpoint 'v1.ckpt' is a TabICL classifier without feature groups (col_feature_group False, " +
-      "TabICLv1's layout), whose ensemble members share one column embedding per model call; that sharing is " +
-      "not implemented on WebGPU: run it with the Python runner (arenalite run --runner python), or with n_estimators 1 here",
-  });
+gpuTest("a classifier without feature groups (TabICLv1's layout) shares each call's first column stage: " +
+  "the package's predict_proba at 8 members within 1e-5, and Python's", (t, r) => {
+  const v = r.v1;
+  assert.equal(v.outLen, v.wrapperLen);
+  assert.deepEqual(v.members.map(([, total]) => total), Array(8).fill(8));
+  assert.ok(v.wrapperDiff <= 1e-5, `TabICLClassifier.predict_proba: ${v.wrapperDiff}`);
+  if (!r.python) return t.skip("no repository Python for the second reference");
+  assert.equal(v.outLen, v.refLen);
+  assert.ok(v.refDiff <= 1e-5, `arenalite.models.predict: ${v.refDiff}`);
 });

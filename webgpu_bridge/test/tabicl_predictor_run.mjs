@@ -1,12 +1,15 @@
 // TabICL end to end on the bridge under dawn.node (spawned by tabicl_predictor.test.js with
 // the Vulkan SwiftShader environment): Bridge.predict({name: "tabicl", ...}) on small data
 // with the tiny fixture checkpoints (.ckpt and .safetensors), against Python's
-// arenalite.models.predict run at test time (REFERENCES.tabicl), plus the messages (no
+// arenalite.models.predict run at test time (REFERENCES.tabicl), the TabICLv1-layout
+// fixture at 8 members (shared column stages) against the package's predict_proba
+// (stages_v1_layout.npz's `wrapper`) and Python's, plus the messages (no
 // weights, a checkpoint of the other task, a file that is not a checkpoint) and the
 // telemetry (the fold's wall time around predict beside T_fold). Writes the JSON report to argv[2].
 import { writeFileSync } from "node:fs";
 import { create, globals } from "webgpu";
 import { Bridge } from "../src/index.js";
+import { readNpz } from "./npz.js";
 import { PYTHON, REFERENCES } from "./reference.js";
 
 Object.assign(globalThis, globals);
@@ -64,6 +67,29 @@ for (const c of CASES) {
     run.maxDiff = Math.max(...Array.from(ref, (v, i) => Math.abs(v - output[i])));
   }
   report.runs.push(run);
+}
+// TabICLv1's layout (no feature groups): each model call's members share its first column
+// stage; 8 members (the default) against the package's TabICLClassifier.predict_proba
+// (the stage fixture's `wrapper`) and Python's arenalite.models.predict
+{
+  const z = readNpz(path("stages_v1_layout.npz"));
+  const [rows, F] = z.get("x").shape;
+  const n = z.get("y_train").data.length;
+  const x = z.get("x").data;
+  const d = { xTrain: x.subarray(0, n * F), yTrain: Float32Array.from(z.get("y_train").data), xTest: x.subarray(n * F),
+    nFeatures: F, task: "multiclass", nClasses: z.get("wrapper").shape[1] };
+  const model = { name: "tabicl", weights: path("classifier_v1.ckpt"), batchRows: 8 };
+  const members = [];
+  const { output } = await bridge.predict(model, d, { onMember: (k, total) => members.push([k, total]) });
+  const wrapper = z.get("wrapper").data;
+  const v1 = { m: rows - n, outLen: output.length, wrapperLen: wrapper.length, members,
+    wrapperDiff: Math.max(...Array.from(wrapper, (v, i) => Math.abs(v - output[i]))) };
+  if (PYTHON) {
+    const ref = REFERENCES.tabicl(model, d);
+    v1.refLen = ref.length;
+    v1.refDiff = Math.max(...Array.from(ref, (v, i) => Math.abs(v - output[i])));
+  }
+  report.v1 = v1;
 }
 const d = makeData("multiclass", { n: 12, m: 3, F: 2, C: 3, seed: 4 });
 report.messages.noWeights = await message(bridge.predict({ name: "tabicl" }, d));

@@ -6,6 +6,8 @@
 // keys/values (one set per node of the class tree above max_classes classes);
 // `queryBatches` then runs query rows in batches of any size against them. float32
 // throughout; buffers are kept per role and reused across query batches (engine.js).
+// Without feature groups (TabICLv1's layout) a model call's members share the first one's
+// column stage (fitContext's `columns`: model.py's SharedColumns, gathered on the GPU).
 //
 // Limits: every buffer stays within min(maxStorageBufferBindingSize, maxBufferSize) of the
 // adapter (or of `limits` given to `create`, so a test can force small ones): columns go
@@ -110,6 +112,14 @@ async function readTokens(engine, tokens, E) {
   return out;
 }
 
+/** Row-major rows × H values with column j taken from column cols[j]. */
+function gatherColumns(xs, rows, cols) {
+  const H = cols.length;
+  const out = new Float32Array(rows * H);
+  for (let r = 0; r < rows; r++) for (let j = 0; j < H; j++) out[r * H + j] = xs[r * H + cols[j]];
+  return out;
+}
+
 /** One member's stages on an engine: `fitContext` once per split, then `queryBatches`. */
 export class TabICLMember {
   /**
@@ -146,9 +156,14 @@ export class TabICLMember {
   /**
    * Context rows xTrain (N × H, row-major) with targets yTrain (N) → the member's context:
    * both caches on the GPU (valid until the next fitContext of this cacheKey). `capture`
-   * reads the context rows' column and row outputs back (tests).
+   * reads the context rows' column and row outputs back (tests). `columns` (a classifier
+   * without feature groups, predictor.js): {id, permutation} for the first member of a
+   * model call, whose column stage the context keeps as `sharedColumns` (valid until the
+   * next fitContext of this cacheKey and id), or {source: that sharedColumns, permutation}
+   * for another member of the call, which takes the source's column stage reordered to its
+   * feature permutation instead of running its own (model.py's SharedColumns).
    */
-  async fitContext(xTrain, yTrain, { timer = this.timer(), capture = false } = {}) {
+  async fitContext(xTrain, yTrain, { timer = this.timer(), capture = false, columns = null } = {}) {
     const { engine, column, row, icl } = this;
     const t0 = now();
     const N = yTrain.length;
@@ -161,14 +176,25 @@ export class TabICLMember {
     const ys = targetPasses(y, this.maxClasses).map((codes, p) => engine.upload(`tabicl.y.col.${p}`, codes));
     timer.add("embed", now() - t0);
     const tokens = row.tokens("ctx", N, plan.groups, plan.rows);
-    const colCache = await embedContext(column, { x, N, H, ys, plan, tokens, key: this.cacheKey }, timer);
+    let colCache;
+    let queryColumns = null;
+    let sharedColumns = null;
+    if (columns?.source) {
+      ({ colCache, queryColumns } = await this.reorderColumns(columns.source, columns.permutation, tokens, timer));
+    } else if (columns) {
+      const key = `${this.cacheKey}.s${columns.id ?? 0}`;
+      colCache = await embedContext(column, { x, N, H, ys, plan, tokens, key }, timer);
+      sharedColumns = await this.keepColumns(colCache, tokens, columns.permutation, key, timer);
+    } else {
+      colCache = await embedContext(column, { x, N, H, ys, plan, tokens, key: this.cacheKey }, timer);
+    }
     const captured = capture ? { column: await readTokens(engine, tokens, column.E) } : null;
     const r = engine.buffer("tabicl.r.ctx", N * icl.D * 4);
     await interact(row, tokens, r, timer);
     if (capture) captured.row = await engine.read(r, N * icl.D);
     const nClasses = this.maxClasses > 0 ? new Set(y).size : 0;
     const base = row.blocks.length;
-    const context = { N, H, plan, colCache, nClasses, captured, tree: null, icl: null };
+    const context = { N, H, plan, colCache, nClasses, captured, tree: null, icl: null, queryColumns, sharedColumns };
     if (this.maxClasses > 0 && nClasses > this.maxClasses) {
       const rTrain = await engine.read(r, N * icl.D);
       context.tree = await fitTree(icl, { rTrain, y: Array.from(y), plan, key: this.cacheKey }, timer, base);
@@ -182,6 +208,74 @@ export class TabICLMember {
     }
     engine.stats.contextPasses = (engine.stats.contextPasses ?? 0) + 1;
     return context;
+  }
+
+  /**
+   * The column stage of the first member of a model call kept for the call's other members
+   * (model.py's SharedColumns): its cache (key `key`, valid until a fitContext of the same
+   * `columns.id`) and a copy of its context rows' column embeddings per token block.
+   */
+  async keepColumns(colCache, tokens, permutation, key, timer) {
+    const { engine, ops, column: { E } } = this;
+    const { T, C, G } = tokens;
+    const emb = tokens.blocks.map(({ rows }, b) => engine.buffer(`tabicl.${key}.emb.${b}`, rows * G * E * 4));
+    await ops.stage(timer, "embed", (pass) => {
+      tokens.blocks.forEach(({ rows, buffer }, b) => {
+        ops.copy(pass, { src: buffer, out: emb[b], outer: rows, inner: 1, width: G * E, inS1: T * E, inS2: 0,
+          inOff: C * E, outS1: G * E, outS2: 0 });
+      });
+    });
+    return { cache: colCache, emb, G, permutation: Int32Array.from(permutation) };
+  }
+
+  /**
+   * A call's first column stage as the package hands it to a member whose column j is
+   * feature permutation[j] (SharedColumns.reordered, taken literally): position k gets the
+   * first member's column where[k] = pos(first[k]), pos = argsort(permutation): the context
+   * embeddings into `tokens`, the cache gathered over its column axis into this member's
+   * key; and the columns of this member whose cells its query rows bring.
+   */
+  async reorderColumns(source, permutation, tokens, timer) {
+    const { ops, column: { E, I } } = this;
+    const { T, C, G } = tokens;
+    if (source.G !== G || permutation.length !== G) {
+      throw new Error(`TabICL: a shared column stage of ${source.G} columns for a member of ${G} (${permutation.length} features)`);
+    }
+    const position = new Int32Array(G);
+    permutation.forEach((f, j) => { position[f] = j; });
+    const where = Int32Array.from(source.permutation, (f) => position[f]);
+    const queryColumns = Int32Array.from(where, (w) => position[source.permutation[w]]);
+    const { chunks, passes } = source.cache;
+    const Gmax = Math.max(...chunks.map(([, Gc]) => Gc));
+    // runs of consecutive source columns, cut at the chunk boundaries of both sides
+    const runs = [];
+    for (let k = 0; k < G; k++) {
+      const last = runs[runs.length - 1];
+      if (last && where[k] === last.w + last.n && k % Gmax !== 0 && where[k] % Gmax !== 0) last.n++;
+      else runs.push({ k, w: where[k], n: 1 });
+    }
+    const kv = I * 2 * E;
+    const key = this.cacheKey;
+    const cacheOf = (k, p, b, c, Gc) => this.engine.buffer(`tabicl.${k}.col.kv.${p}.${b}.${c}`, Gc * kv * 4);
+    await ops.stage(timer, "embed", (pass) => {
+      tokens.blocks.forEach(({ rows, buffer }, b) => {
+        for (const { k, w, n } of runs) {
+          ops.copy(pass, { src: source.emb[b], out: buffer, outer: rows, inner: 1, width: n * E, inS1: G * E, inS2: 0,
+            inOff: w * E, outS1: T * E, outS2: 0, outOff: (C + k) * E });
+        }
+      });
+      for (let p = 0; p < passes; p++) {
+        this.column.blocks.forEach((_, b) => {
+          for (const { k, w, n } of runs) {
+            const [c, cs] = [Math.floor(k / Gmax), Math.floor(w / Gmax)];
+            ops.copy(pass, { src: cacheOf(source.cache.key, p, b, cs, chunks[cs][1]), out: cacheOf(key, p, b, c, chunks[c][1]),
+              outer: 1, inner: 1, width: n * kv, inS1: 0, inS2: 0, inOff: (w - chunks[cs][0]) * kv, outS1: 0, outS2: 0,
+              outOff: (k - chunks[c][0]) * kv });
+          }
+        });
+      }
+    });
+    return { colCache: { key, chunks, passes }, queryColumns };
   }
 
   /** Output width: the context's classes, or num_quantiles. */
@@ -214,7 +308,8 @@ export class TabICLMember {
   async queryBatch(context, xs, rows, timer, captured) {
     const { engine, column, row, icl } = this;
     const t0 = now();
-    const x = engine.upload("tabicl.x.q", Float32Array.from(xs));
+    const x = engine.upload("tabicl.x.q", context.queryColumns ? gatherColumns(xs, rows, context.queryColumns)
+      : Float32Array.from(xs));
     timer.add("embed", now() - t0);
     const tokens = row.tokens("q", rows, context.plan.groups, rows);
     await embedQueries(column, context.colCache, { x, rows, H: context.H }, tokens, timer);

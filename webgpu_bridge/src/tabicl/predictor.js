@@ -3,7 +3,10 @@
 // permutations, class shifts) → per member fitContext + queryBatches (./model.js, both KV
 // caches; ONE member's caches alive at a time: every member reuses the cache key "m0", so a
 // member's fitContext replaces the previous one's buffers and memory stays that of one
-// member) → aggregation (predict_proba, or the regressor's mean and spread).
+// member; a classifier checkpoint without feature groups, TabICLv1's layout, also keeps
+// each model call's first column stage, which the call's other members take reordered to
+// their feature permutations, as predictor.py's member_outputs does) → aggregation
+// (predict_proba, or the regressor's mean and spread).
 //
 // Timings: one StageTimer across the members, so T_fold = T_embed + Σ T_layer + T_head over
 // the whole ensemble (as predictor.py sums them): `embed` = preprocessing and member inputs
@@ -37,22 +40,6 @@ export function checkTabiclTask(config, task, where) {
   }
 }
 
-/**
- * The package shares each model call's first column stage with the call's other members
- * for a classifier checkpoint without feature groups (predictor.py's SharedColumns). That
- * path is not on WebGPU: refused when it would change the output (a call of ≥ 2 members).
- */
-function checkSharing(config, plan, where) {
-  const grouped = Boolean(config.col_feature_group);
-  if (grouped || !plan.classPerms) return;
-  if (modelBatches(plan).some((batch) => batch.length > 1)) {
-    throw new Error(`${where} is a TabICL classifier without feature groups (col_feature_group ` +
-      `${pyRepr(config.col_feature_group)}, TabICLv1's layout), whose ensemble members share one column ` +
-      "embedding per model call; that sharing is not implemented on WebGPU: run it with the Python " +
-      "runner (arenalite run --runner python), or with n_estimators 1 here");
-  }
-}
-
 function rows2d(x, rows, cols) {
   return { rows, cols, data: x };
 }
@@ -69,12 +56,22 @@ function memberSlices(inputs, i) {
 }
 
 /** The members' raw outputs (members × M × width, float32), one member's caches at a time. */
-async function memberOutputs(member, inputs, { timer, batchRows, onMember }) {
+async function memberOutputs(member, inputs, { timer, batchRows, onMember, batches = null }) {
   const parts = [];
   let width = 0;
+  // a classifier without feature groups: each model call's first column stage, shared with
+  // the call's other members (predictor.py's member_outputs, model.py's SharedColumns)
+  const firstOf = new Map();
+  for (const batch of batches ?? []) for (const i of batch) firstOf.set(i, batch[0]);
+  const sources = new Map();
   for (let i = 0; i < inputs.nMembers; i++) {
     const { xTrain, yTrain, xTest } = memberSlices(inputs, i);
-    const context = await member.fitContext(xTrain, yTrain, { timer });
+    const permutation = inputs.featurePerms[i];
+    const first = firstOf.get(i);
+    const columns = first === undefined ? null
+      : first === i ? { id: i, permutation } : { source: sources.get(first), permutation };
+    const context = await member.fitContext(xTrain, yTrain, { timer, columns });
+    if (first === i) sources.set(i, context.sharedColumns);
     const { output } = await member.queryBatches(context, xTest, { batchRows, timer });
     width = member.width(context);
     parts.push(output);
@@ -137,13 +134,14 @@ export async function runTabicl(engine, model, d, { onMember } = {}) {
   const plan = fitMembers(rows2d(d.xTrain, n, F), Array.from(d.yTrain), d.task, {
     nEstimators: model.n_estimators, outlierThreshold: model.outlier_threshold, randomState: model.random_state,
   });
-  checkSharing(weights.config, plan, where);
   const inputs = memberInputs(plan, rows2d(d.xTest, m, F));
   const prepMs = now() - t0;
   const member = await TabICLMember.create(engine, weights, { cacheKey: "m0" });
   const timer = member.timer();
   timer.add("embed", prepMs);
-  const raw = await memberOutputs(member, inputs, { timer, batchRows: model.batchRows, onMember });
+  const share = Boolean(plan.classPerms) && !weights.config.col_feature_group;
+  const raw = await memberOutputs(member, inputs, { timer, batchRows: model.batchRows, onMember,
+    batches: share ? modelBatches(plan) : null });
   const t1 = now();
   const result = d.task === "regression" ? regressionOutput(raw, plan)
     : classOutput(raw, plan, d, model.softmax_temperature);
