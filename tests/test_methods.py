@@ -27,7 +27,7 @@ EXAMPLES = {"gate": ["--candidate", "icl-transformer", "--reference", "knn-15",
 COMMON = {"--help", "-h", "--output", "-o", "--debug", "--config", "--encoding", "--sep",
           "--model-col", "--dataset-col", "--metric-col", "--score-col", "--seed-col",
           "--norm-ref-low", "--norm-ref-high", "--drop-incomplete", "--direction",
-          "--input-format", "--format"}
+          "--input-format", "--format", "--task-metadata"}
 """The load, file and output flags every table command has."""
 
 

@@ -128,4 +128,7 @@ def test_tabicl_section_runs_on_random_weights(tmp_path, monkeypatch):
     assert results["score"].notna().all()
     [script] = blocks(text, "bash")
     assert [argv[:3] for argv in commands(script)] == [["arenalite", "convert", "tabicl"],
+                                                      ["arenalite", "run", "iris"],
                                                       ["arenalite", "run", "iris"]]
+    third = commands(script)[2]
+    assert third[third.index("--runner") + 1] == "webgpu"
