@@ -391,7 +391,8 @@ def test_output_array_reshapes_and_checks_length():
 def test_rows_frame_requires_exactly_the_results_columns():
     row = dict.fromkeys(runner.COLUMNS, 0)
     assert list(browser.rows_frame([row]).columns) == runner.COLUMNS
-    with pytest.raises(ValueError, match=r"row 0 .* missing \['gpu_layer_times_ms'\], unexpected \[\]"):
+    with pytest.raises(ValueError,
+                       match=r"row 0 .* missing \['gpu_layer_times_ms'\], unexpected \[\]"):
         browser.rows_frame([{k: 0 for k in runner.COLUMNS[:-1]}])
 
 
