@@ -64,7 +64,8 @@ def main(argv: list[str]) -> int:
         ax.grid(alpha=0.3)
     axes[0].legend(fontsize=7)
     if prev is not None:
-        axes[2].plot(prev["step"], prev["lr"], color="#999999", label="runs 1–2 (cosine in minutes)")
+        axes[2].plot(prev["step"], prev["lr"], color="#999999",
+                     label="runs 1–2 (cosine in minutes)")
     axes[2].plot(frame["step"] + offset, frame["lr"], color="#0072B2",
                  label="run 3 (warm-up / hold / decay in steps)")
     axes[2].set_title("learning rate")
