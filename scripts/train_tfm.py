@@ -35,9 +35,10 @@ The recipe (issue 29; each item says why):
   peak in the last ``--decay-frac`` (20 %) of the steps (warm-up / hold / decay as in the
   speedrun; the old cosine followed wall-clock minutes, so a resumed run warmed up again
   and the result depended on the machine's load). ``--max-minutes`` only stops a run.
-* **Peak lr 3e-3** (nanoTabPFN: 4e-3 at this size; the speedrun 1e-3 at width 256), AdamW
-  β = (0.9, 0.99), no weight decay (nanoTabPFN). Measured in the A/B runs of
-  docs/training/README.md.
+* **Peak lr**: the default 3e-3 is for a fresh model (nanoTabPFN: 4e-3 at this size; the
+  speedrun 1e-3 at width 256); a warm start takes 1e-3 (A/B runs of docs/training/README.md:
+  3e-3 undid the shipped weights' validation loss in 40 updates, 1e-3 improved it). AdamW
+  β = (0.9, 0.99), no weight decay (nanoTabPFN).
 * **Gradient clip 3** (at 1.0, 6 of 10 old steps were clipped: the clip was the lr).
 * **At least 32 tasks per update** (``--min-tasks``) and at least ``--update-tokens`` cells:
   an update accumulates micro-batches, each of one shape drawn afresh (tasks × rows × features
@@ -73,8 +74,18 @@ check (context rows 32 / 160 / 512 × 8 features × 2 / 3 / 5 / 10 classes), wit
 safetensors files given by ``--weights`` evaluated on the same tasks; ``--eval WEIGHTS``
 prints a file's validation figures.
 
-    python scripts/train_tfm.py --out build/tfm3 --init pkg/arenalite/models/weights/tabular_fm.safetensors \
-        --total-steps 1500 --max-minutes 90 --threads 1
+Run 3 (the shipped weights; docs/training/README.md has the A/B runs and the log):
+
+    taskset -c 1 python scripts/train_tfm.py --out build/tfm3 \
+        --init pkg/arenalite/models/weights/tabular_fm.safetensors --lr 1e-3 --warmup 30 \
+        --total-steps 480 --curriculum 0.25 --val-every 120 --checkpoint-every 20 \
+        --max-minutes 85 --threads 1
+    # resumed at update 140 with --val-every 240 (a validation costs 2.5 min here), at 240
+    # with the plan shortened to --total-steps 420 when the core was slow, and at 300, with
+    # the core faster again, replanned to 460 (decay from update 368), each before its decay:
+    taskset -c 1 python scripts/train_tfm.py --out build/tfm3 --replan --total-steps 460 \
+        --lr 1e-3 --warmup 30 --decay-frac 0.2 --curriculum 0.25 --val-every 1000 \
+        --checkpoint-every 20 --max-minutes 90 --threads 1
     python scripts/train_tfm.py --out build/tfm3 --export-ema \
         pkg/arenalite/models/weights/tabular_fm.safetensors
 
@@ -583,7 +594,7 @@ def main(argv: list[str] | None = None) -> int:
     global USE_BF16
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=Path("build/tfm3"))
-    ap.add_argument("--total-steps", type=int, default=1500,
+    ap.add_argument("--total-steps", "--steps", type=int, default=1500,
                     help="the schedule's plan, in updates (kept by the checkpoint)")
     ap.add_argument("--replan", action="store_true",
                     help="on resume, take --total-steps / --lr / --warmup / --decay-frac / "
