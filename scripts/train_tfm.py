@@ -738,7 +738,7 @@ def main(argv: list[str] | None = None) -> int:
         step += 1
         decay = min(args.ema, (1 + step) / (10 + step))
         with torch.no_grad():
-            for pe, pm in zip(ema.parameters(), params):
+            for pe, pm in zip(ema.parameters(), params, strict=True):
                 pe.lerp_(pm, 1 - decay)
         window["tasks"].append(tasks)
         window["norm"].append(norm)
