@@ -15,7 +15,7 @@ import os
 import shutil
 import tempfile
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -192,3 +192,20 @@ def chromium(playwright: Any, base_url: str, *, webgpu: bool = True) -> Iterator
             context.close()
     finally:
         shutil.rmtree(profile, ignore_errors=True)
+
+
+@contextmanager
+def bridge_page(setup: Callable[[Any, str], None] | None = None) -> Iterator[Any]:
+    """The harness page in headless Chromium with ``window.bridge`` created (default
+    weights from ``/weights/``); ``setup(page, base_url)`` runs first (extra routes). On
+    exit, asserts that no non-local request was attempted."""
+    with playwright_session() as pw, harness_server() as url, chromium(pw, url) as b:
+        page = b.open_harness(timeout_ms=300_000)
+        if setup is not None:
+            setup(page, url)
+        page.evaluate("""async () => {
+          window.bridge = await window.arenaBridge.Bridge.create(
+            {defaultWeights: "/weights/"});
+        }""")
+        yield page
+        assert b.blocked == [], f"non-local requests were attempted: {b.blocked}"

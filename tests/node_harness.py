@@ -18,6 +18,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 BRIDGE = ROOT / "webgpu_bridge"
+SWIFTSHADER_ICD = Path("/usr/lib/chromium/vk_swiftshader_icd.json")
+"""Debian chromium's Vulkan driver for SwiftShader, which dawn.node runs on here."""
 
 
 def _missing(message: str) -> None:
@@ -34,6 +36,15 @@ def require_node() -> str:
     if not (BRIDGE / "node_modules" / "webgpu").is_dir():
         _missing(f"{BRIDGE / 'node_modules' / 'webgpu'} is missing: run `npm ci` in {BRIDGE}")
     return node
+
+
+def require_swiftshader() -> Path:
+    """Node with the bridge installed, and Debian chromium's SwiftShader Vulkan driver."""
+    require_node()
+    if not SWIFTSHADER_ICD.is_file():
+        _missing(f"{SWIFTSHADER_ICD} missing: install Debian's chromium (apt-get install "
+                 "chromium)")
+    return SWIFTSHADER_ICD
 
 
 def node_json(script: str) -> object:

@@ -9,7 +9,6 @@ tests/test_webgpu_page.py compares it with the page's CSV.
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
@@ -19,9 +18,9 @@ import pytest
 
 from arenalite import cli, node_runner, runner, splits
 from browser_harness import float32_dataset
-from node_harness import BRIDGE, require_node
+from node_harness import BRIDGE, SWIFTSHADER_ICD, require_swiftshader
 
-ICD = Path("/usr/lib/chromium/vk_swiftshader_icd.json")
+ICD = SWIFTSHADER_ICD
 TOL = 1e-4
 MODELS = ["knn", "attention:temperature=0.5", "icl_transformer"]
 pytestmark = [pytest.mark.needs_processes, pytest.mark.slow]
@@ -29,13 +28,7 @@ pytestmark = [pytest.mark.needs_processes, pytest.mark.slow]
 
 @pytest.fixture(scope="module")
 def swiftshader() -> Path:
-    require_node()
-    if not ICD.is_file():
-        if os.environ.get("ARENALITE_ALLOW_NO_BROWSER") == "1":
-            pytest.skip(f"{ICD} missing [skipped: ARENALITE_ALLOW_NO_BROWSER=1]")
-        pytest.fail(f"{ICD} missing: install Debian's chromium (apt-get install chromium)",
-                    pytrace=False)
-    return ICD
+    return require_swiftshader()
 
 
 def persisted(folder: Path, names: list[str]) -> dict[str, dict]:

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from arenalite import browser, models
-from browser_harness import chromium, harness_server, playwright_session
+from browser_harness import bridge_page
 
 DATA = Path(__file__).resolve().parent / "data" / "tabicl"
 INDEX = json.loads((DATA / "stages.json").read_text())
@@ -49,15 +49,8 @@ def serve_fixtures(page, base_url: str) -> None:
 
 @pytest.fixture(scope="module")
 def page():
-    with playwright_session() as pw, harness_server() as url, chromium(pw, url) as b:
-        page = b.open_harness(timeout_ms=300_000)
-        serve_fixtures(page, url)
-        page.evaluate("""async () => {
-          window.bridge = await window.arenaBridge.Bridge.create(
-            {defaultWeights: "/weights/"});
-        }""")
+    with bridge_page(serve_fixtures) as page:
         yield page
-        assert b.blocked == [], f"non-local requests were attempted: {b.blocked}"
 
 
 MEMBER_JS = """async ({weights, xTrain, yTrain, xTest, batchRows}) => {

@@ -8,7 +8,6 @@ SwiftShader is slow. The page's own TabICL run is in tests/test_webgpu_page.py.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
@@ -18,12 +17,12 @@ import pytest
 import arenalite
 from arenalite import cli, node_runner, runner, splits
 from browser_harness import float32_dataset
-from node_harness import require_node
+from node_harness import SWIFTSHADER_ICD, require_swiftshader
 
 DATA = Path(__file__).parent / "data" / "tabicl"
 CLASSIFIER = DATA / "classifier_small.ckpt"
 REGRESSOR = DATA / "regressor_small.safetensors"
-ICD = Path("/usr/lib/chromium/vk_swiftshader_icd.json")
+ICD = SWIFTSHADER_ICD
 TOL = 1e-4
 N_LAYERS = 4  # the fixtures' 2 row blocks + 2 ICL layers
 pytestmark = [pytest.mark.needs_processes, pytest.mark.slow]
@@ -31,13 +30,7 @@ pytestmark = [pytest.mark.needs_processes, pytest.mark.slow]
 
 @pytest.fixture(scope="module")
 def swiftshader() -> Path:
-    require_node()
-    if not ICD.is_file():
-        if os.environ.get("ARENALITE_ALLOW_NO_BROWSER") == "1":
-            pytest.skip(f"{ICD} missing [skipped: ARENALITE_ALLOW_NO_BROWSER=1]")
-        pytest.fail(f"{ICD} missing: install Debian's chromium (apt-get install chromium)",
-                    pytrace=False)
-    return ICD
+    return require_swiftshader()
 
 
 def layer_list(field: object) -> list[float]:

@@ -19,7 +19,7 @@ import pytest
 
 from arenalite import browser, models
 from arenalite.models import tabular_fm
-from browser_harness import chromium, float32_dataset, harness_server, playwright_session
+from browser_harness import bridge_page, float32_dataset
 
 ROOT = Path(__file__).resolve().parents[1]
 BRIDGE = ROOT / "webgpu_bridge"
@@ -130,14 +130,8 @@ PREDICT_JS = """async ({model, data}) => {
 
 @pytest.fixture(scope="module")
 def page():
-    with playwright_session() as pw, harness_server() as url, chromium(pw, url) as b:
-        page = b.open_harness(timeout_ms=300_000)
-        page.evaluate("""async () => {
-          window.bridge = await window.arenaBridge.Bridge.create(
-            {defaultWeights: "/weights/"});
-        }""")
+    with bridge_page() as page:
         yield page
-        assert b.blocked == [], f"non-local requests were attempted: {b.blocked}"
 
 
 # Chromium checks the browser path on every task (binary, multiclass, regression; random
