@@ -51,12 +51,13 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 PKG = HERE.parent / "pkg"
-WORKLOADS = ("300k", "report", "many", "separated")
+WORKLOADS = ("300k", "300k-seeds", "report", "many", "separated")
 RUNTIMES = ("cpython", "wasm32")
 WASM_MEMORY_BYTES = 2 * 2**30
 # (workload, step) → target seconds; (workload, "total") is load + every ranking, and
 # applies to both total rows (Elo at its default scheme, Elo battle; see ranking_steps).
 TARGET_SECONDS = {("300k", "total"): {"cpython": 4.0, "wasm32": 8.0},
+                  ("300k-seeds", "total"): {"cpython": 4.0, "wasm32": 8.0},
                   ("300k", "elo dataset (B=1000)"): {"cpython": 2.0},
                   ("report", "arenalite report"): {"cpython": 3.0},
                   ("many", "total"): {"cpython": 10.0},
@@ -252,6 +253,8 @@ def worker(workload: str, repeat: int, memory: bool) -> None:
         warnings.simplefilter("ignore")
         if workload == "300k":
             rows = run_rankings(synthetic(150, 400, 5), "seed", 1000, 1000, repeat, memory)
+        elif workload == "300k-seeds":
+            rows = run_rankings(synthetic(150, 40, 50), "seed", 1000, 1000, repeat, memory)
         elif workload == "many":
             rows = run_rankings(synthetic(1000, 50, 1).drop(columns="seed"), None, 100, None,
                                 repeat, memory)

@@ -108,6 +108,51 @@ def test_dataset_bootstrap_equals_trim_mean_of_the_drawn_runs(n_models, n_datase
             assert boot[b, m] == pytest.approx(stats.trim_mean(runs, 0.25), abs=1e-12)
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 3), st.integers(1, 12), st.integers(0, 2**32 - 1))
+def test_dataset_bootstrap_cut_search_across_blocks(n_models, n_datasets, seed):
+    """The cut points are found block by block (``_CUT_BLOCK`` runs each): with blocks of
+    1, 2, 5 and 7 runs, and the default, cuts in any block, at a block's first or last
+    run, past the padding or inside ties all give scipy's trim_mean of the drawn runs."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 9, size=(n_models, n_datasets)).astype(np.intp)
+    model = np.repeat(np.arange(n_models), sizes.sum(axis=1))
+    dataset = np.concatenate([np.repeat(np.arange(n_datasets), row) for row in sizes])
+    values = rng.integers(0, 7, size=model.size) / 6.0
+    grid, codes = iqm_module.sorted_runs(values, model, dataset, n_models, n_datasets)
+    counts = rng.multinomial(n_datasets, np.full(n_datasets, 1 / n_datasets), size=9)
+    counts[0] = 1
+    counts[1] = 0
+    counts[1, -1] = 1  # one dataset alone: its runs only, maybe fewer than four
+    expected = np.array([[stats.trim_mean(np.repeat(values[model == m],
+                                                    counts[b][dataset[model == m]]), 0.25)
+                          for m in range(n_models)] for b in range(len(counts))])
+    default = iqm_module._CUT_BLOCK
+    try:
+        for block in (1, 2, 5, 7, default):
+            iqm_module._CUT_BLOCK = block
+            boot = iqm_module.dataset_bootstrap_iqm(grid, codes, counts)
+            np.testing.assert_allclose(boot, expected, rtol=0, atol=1e-12)
+    finally:
+        iqm_module._CUT_BLOCK = default
+
+
+def test_dataset_bootstrap_many_runs_per_model():
+    """150 runs of 50 seeds on 3 datasets per model, five blocks of 64 with padding: each
+    replicate equals trim_mean of the runs repeated as drawn."""
+    rng = np.random.default_rng(3)
+    model = np.repeat(np.arange(2), [150, 140])
+    dataset = np.concatenate([np.repeat(np.arange(3), 50), np.repeat(np.arange(3), [50, 50, 40])])
+    values = rng.random(model.size).round(2)
+    grid, codes = iqm_module.sorted_runs(values, model, dataset, 2, 3)
+    counts = rng.multinomial(3, [1 / 3] * 3, size=50)
+    boot = iqm_module.dataset_bootstrap_iqm(grid, codes, counts)
+    for b in range(len(counts)):
+        for m in range(2):
+            runs = np.repeat(values[model == m], counts[b][dataset[model == m]])
+            assert boot[b, m] == pytest.approx(stats.trim_mean(runs, 0.25), abs=1e-12)
+
+
 @pytest.mark.parametrize("n_bootstrap, error", [(0, ValueError), (2.5, TypeError),
                                                 (True, TypeError)])
 def test_bad_n_bootstrap_names_it(bench, n_bootstrap, error):
