@@ -111,9 +111,10 @@ def test_dataset_bootstrap_equals_trim_mean_of_the_drawn_runs(n_models, n_datase
 @settings(max_examples=40, deadline=None)
 @given(st.integers(1, 3), st.integers(1, 12), st.integers(0, 2**32 - 1))
 def test_dataset_bootstrap_cut_search_across_blocks(n_models, n_datasets, seed):
-    """The cut points are found block by block (``_CUT_BLOCK`` runs each): with blocks of
-    1, 2, 5 and 7 runs, and the default, cuts in any block, at a block's first or last
-    run, past the padding or inside ties all give scipy's trim_mean of the drawn runs."""
+    """Both ways (a running count over every run: block 0; the cut points found block by
+    block, blocks of 1, 2, 5, 7 and 64 runs; the size chosen by shape) give scipy's
+    trim_mean of the drawn runs, with cuts in any block, at a block's first or last run,
+    past the padding or inside ties."""
     rng = np.random.default_rng(seed)
     sizes = rng.integers(1, 9, size=(n_models, n_datasets)).astype(np.intp)
     model = np.repeat(np.arange(n_models), sizes.sum(axis=1))
@@ -127,14 +128,9 @@ def test_dataset_bootstrap_cut_search_across_blocks(n_models, n_datasets, seed):
     expected = np.array([[stats.trim_mean(np.repeat(values[model == m],
                                                     counts[b][dataset[model == m]]), 0.25)
                           for m in range(n_models)] for b in range(len(counts))])
-    default = iqm_module._CUT_BLOCK
-    try:
-        for block in (1, 2, 5, 7, default):
-            iqm_module._CUT_BLOCK = block
-            boot = iqm_module.dataset_bootstrap_iqm(grid, codes, counts)
-            np.testing.assert_allclose(boot, expected, rtol=0, atol=1e-12)
-    finally:
-        iqm_module._CUT_BLOCK = default
+    for block in (0, 1, 2, 5, 7, 64, None):
+        boot = iqm_module.dataset_bootstrap_iqm(grid, codes, counts, block=block)
+        np.testing.assert_allclose(boot, expected, rtol=0, atol=1e-12)
 
 
 def test_dataset_bootstrap_many_runs_per_model():
@@ -146,7 +142,7 @@ def test_dataset_bootstrap_many_runs_per_model():
     values = rng.random(model.size).round(2)
     grid, codes = iqm_module.sorted_runs(values, model, dataset, 2, 3)
     counts = rng.multinomial(3, [1 / 3] * 3, size=50)
-    boot = iqm_module.dataset_bootstrap_iqm(grid, codes, counts)
+    boot = iqm_module.dataset_bootstrap_iqm(grid, codes, counts, block=64)
     for b in range(len(counts)):
         for m in range(2):
             runs = np.repeat(values[model == m], counts[b][dataset[model == m]])
@@ -254,7 +250,20 @@ def test_dataset_bootstrap_iqm_wants_integer_counts_and_widens_them_when_needed(
     codes = np.array([[0, 1, 0, 1]])
     with pytest.raises(TypeError, match="integers, got dtype float64"):
         I.dataset_bootstrap_iqm(values, codes, np.ones((1, 2)))
-    small = I.dataset_bootstrap_iqm(values, codes, np.array([[1, 1], [2, 0]]))
-    huge = I.dataset_bootstrap_iqm(values, codes, np.array([[2**30, 2**30], [2**31, 0]],
-                                                           dtype=np.int64))
-    np.testing.assert_array_equal(small, huge)  # int64 running sums: the same IQMs
+    for block in (0, 1, 2):  # every run (int64 running sums), and the block search
+        small = I.dataset_bootstrap_iqm(values, codes, np.array([[1, 1], [2, 0]]),
+                                        block=block)
+        huge = I.dataset_bootstrap_iqm(values, codes, np.array([[2**30, 2**30], [2**31, 0]],
+                                                               dtype=np.int64), block=block)
+        np.testing.assert_array_equal(small, huge)  # the same IQMs
+
+
+def test_cut_block_size_follows_the_shape():
+    """Few runs per model: the running count over every run; many runs on few datasets:
+    small blocks; on many datasets: larger ones (fewer block boundaries to weigh)."""
+    from arenalite.rankings import iqm as I
+
+    assert I.cut_block_size(50, 50) == 0
+    assert I.cut_block_size(15, 5) == 0
+    assert I.cut_block_size(2000, 40) == 32
+    assert I.cut_block_size(2000, 400) == 64

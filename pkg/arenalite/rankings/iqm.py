@@ -53,7 +53,6 @@ if TYPE_CHECKING:
 _CHUNK_ELEMENTS = 2_000_000
 SEQUENCE_LIMIT = 1_000_000  # S**S draw sequences of a cell: up to 7 seeds per cell
 _TABLE_ELEMENTS = 250_000  # cells × patterns × 3 looked up per block (stays in cache)
-_CUT_BLOCK = 64  # runs per block of the dataset bootstrap's cut search
 _GUARD_SDS = 6.0  # window half-width, in standard deviations of the cut point's position
 
 
@@ -320,7 +319,8 @@ RESAMPLING = ("dataset", "seed")
 
 
 def dataset_bootstrap_iqm(values: np.ndarray, datasets: np.ndarray, counts: np.ndarray,
-                          progress: Progress | None = None) -> np.ndarray:
+                          progress: Progress | None = None, block: int | None = None
+                          ) -> np.ndarray:
     """IQM of every model on every replicate of a dataset bootstrap; shape (B, M).
 
     ``values`` (M, n) holds each model's runs sorted ascending and ``datasets`` (M, n)
@@ -330,20 +330,93 @@ def dataset_bootstrap_iqm(values: np.ndarray, datasets: np.ndarray, counts: np.n
     ⌊N / 4⌋ from each end (``scipy.stats.trim_mean(…, 0.25)``) of the runs repeated as
     drawn. Exact, and vectorized over replicates and models.
 
-    Only the two cut points need a run-by-run look. With W(J) and S(J) the drawn count
-    and the drawn sum of a model's first J sorted runs, J1 the runs wholly below the lower
-    cut and J2 the runs not past the upper one, the trimmed sum is
-    ``S(J2) − S(J1) + (W(J1) − cut) v[J1] + (N − cut − W(J2)) v[J2]``: the runs between,
-    with the two runs at the cuts counted only for their copies inside. The runs are
-    cut into blocks of :data:`_CUT_BLOCK`; W and S at every block boundary are one
-    matrix product of the draw counts with per-block dataset tables, which also finds
-    each cut's block; only that block is read run by run.
+    Two ways to the same numbers (up to round-off): a running drawn count over every run
+    (:func:`_iqm_all_runs`), or only the runs at the two cut points, found block by block
+    (:func:`_iqm_cut_blocks`). ``block``: runs per block, 0 for every run, None to let
+    :func:`cut_block_size` choose by the shape.
     """
     b_total, d = counts.shape
     m, n = values.shape
     if counts.dtype.kind not in "iu":
         raise TypeError(f"dataset draw counts must be integers, got dtype {counts.dtype}")
-    size = min(_CUT_BLOCK, n)
+    size = cut_block_size(n, d) if block is None else int(block)
+    if size == 0:
+        return _iqm_all_runs(values, datasets, counts, progress)
+    return _iqm_cut_blocks(values, datasets, counts, min(size, n), progress)
+
+
+def cut_block_size(n_runs: int, n_datasets: int) -> int:
+    """Runs per block of :func:`_iqm_cut_blocks` for models of ``n_runs`` runs on
+    ``n_datasets`` datasets, or 0 where the running count over every run costs less.
+
+    Per replicate and model, in the units of one multiply-add of a matrix product
+    (measured on wasm32 at B = 1000, CPython agrees on the choice): the running count
+    costs about 43 a run; the block search about 4,800, plus 120 a run of the two blocks
+    it reads, one product over the datasets at each of the n / size + 1 block boundaries
+    and 60 a dataset for the sums at the two cuts. The size of least cost is a power of
+    two from 8.
+    """
+    best, best_cost = 0, 43 * n_runs
+    size = 8
+    while size < n_runs:
+        cost = 4800 + 120 * size + n_datasets * (-(-n_runs // size) + 1 + 60)
+        if cost < best_cost:
+            best, best_cost = size, cost
+        size *= 2
+    return best
+
+
+def _iqm_all_runs(values: np.ndarray, datasets: np.ndarray, counts: np.ndarray,
+                  progress: Progress | None) -> np.ndarray:
+    """:func:`dataset_bootstrap_iqm` by a running drawn count over every sorted run: each
+    run's copies inside the sorted positions [cut, N − cut) weigh its value."""
+    b_total, d = counts.shape
+    m, n = values.shape
+    # integer counts: the running sums and their clipping are exact in integers and several
+    # times faster than in float64 (an integer add has no latency chain); int32 while a
+    # model's total (at most its n runs times the largest count) fits, else int64. The
+    # clipped counts are then cast, so the weighted sum is the float64 one of before.
+    largest = int(counts.max(initial=0)) * n
+    kind = np.int32 if largest < 2**31 else np.int64
+    padded = np.concatenate([counts, np.zeros((b_total, 1), dtype=counts.dtype)],
+                            axis=1).astype(kind)
+    flat = datasets.ravel()
+    # summation by parts: Σ_j (C_j − C_{j−1}) v_j = Σ_j C_j (v_j − v_{j+1}) − C_{−1} v_0, with
+    # C_j the clipped running count, C_{−1} = cut and v_n = 0 (one pass over the running counts)
+    step = values - np.concatenate([values[:, 1:], np.zeros((m, 1))], axis=1)
+    out = np.empty((b_total, m))
+    chunk = max(1, _CHUNK_ELEMENTS // max(1, m * n))
+    clipped = np.empty((min(chunk, b_total), m, n))
+    for first in range(0, b_total, chunk):
+        block = padded[first:first + chunk]
+        running = np.take(block, flat, axis=1).reshape(len(block), m, n)
+        np.cumsum(running, axis=2, out=running)
+        total = running[..., -1:].copy()
+        cut = total // 4
+        np.clip(running, cut, total - cut, out=running)
+        weights = clipped[:len(block)]
+        weights[...] = running
+        trimmed = np.einsum("bmn,mn->bm", weights, step) - cut[..., 0] * values[:, 0]
+        out[first:first + chunk] = trimmed / (total - 2 * cut)[..., 0]
+        if progress is not None:
+            progress.update(len(block))
+    return out
+
+
+def _iqm_cut_blocks(values: np.ndarray, datasets: np.ndarray, counts: np.ndarray,
+                    size: int, progress: Progress | None) -> np.ndarray:
+    """:func:`dataset_bootstrap_iqm` from the runs at the two cut points alone.
+
+    With W(J) and S(J) the drawn count and the drawn sum of a model's first J sorted runs,
+    J1 the runs wholly below the lower cut and J2 the runs not past the upper one, the
+    trimmed sum is ``S(J2) − S(J1) + (W(J1) − cut) v[J1] + (N − cut − W(J2)) v[J2]``: the
+    runs between, the two runs at the cuts counted only for their copies inside. The runs
+    are cut into blocks of ``size``; W at every block boundary is one matrix product of
+    the draw counts with per-block dataset tables, which finds each cut's block; only that
+    block is read run by run.
+    """
+    b_total, d = counts.shape
+    m, n = values.shape
     n_blocks = -(-n // size)
     width = n_blocks * size
     # runs padded to whole blocks (value 0, the weightless code d), plus v[width] = 0
@@ -364,7 +437,7 @@ def dataset_bootstrap_iqm(values: np.ndarray, datasets: np.ndarray, counts: np.n
     v_blocks = v[:, :width].reshape(m * n_blocks, size)
     model = np.arange(m)[None, :]
     out = np.empty((b_total, m))
-    chunk = max(1, _CHUNK_ELEMENTS // max(1, m * size))
+    chunk = max(1, _CHUNK_ELEMENTS // max(1, m * max(size, d)))
     for first in range(0, b_total, chunk):
         drawn = counts[first:first + chunk]
         weight = np.concatenate([drawn, np.zeros((len(drawn), 1), dtype=drawn.dtype)],
@@ -372,31 +445,30 @@ def dataset_bootstrap_iqm(values: np.ndarray, datasets: np.ndarray, counts: np.n
         w_before = (weight[:, :d] @ runs_before).reshape(len(drawn), m, n_blocks + 1)
         total = w_before[..., -1]
         cut = np.floor(total / 4.0)
-        ends = [_cut_point(w_before, weight, codes, v_blocks, sum_before, threshold)
-                for threshold in (cut, total - cut + 1.0)]
-        (w1, s1, at1), (w2, s2, at2) = ends
-        v1 = v[model, at1]
-        v2 = v[model, at2]
-        trimmed = s2 - s1 + (w1 - cut) * v1 + (total - cut - w2) * v2
+        (w1, s1, at1), (w2, s2, at2) = (
+            _cut_point(w_before, sum_before, weight, codes, v_blocks, threshold)
+            for threshold in (cut, total - cut + 1.0))
+        trimmed = s2 - s1 + (w1 - cut) * v[model, at1] + (total - cut - w2) * v[model, at2]
         out[first:first + chunk] = trimmed / (total - 2.0 * cut)
         if progress is not None:
             progress.update(len(drawn))
     return out
 
 
-def _cut_point(w_before: np.ndarray, weight: np.ndarray, codes: np.ndarray,
-               v_blocks: np.ndarray, sum_before: np.ndarray, threshold: np.ndarray
+def _cut_point(w_before: np.ndarray, sum_before: np.ndarray, weight: np.ndarray,
+               codes: np.ndarray, v_blocks: np.ndarray, threshold: np.ndarray
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(W(J), S(J), J) per replicate and model for J the number of leading sorted runs
     whose running drawn count stays below ``threshold`` (B, M); see
-    :func:`dataset_bootstrap_iqm`. ``w_before`` (B, M, K + 1): drawn runs before each
-    block boundary; ``weight`` (B, D + 1): the draw counts, padding last; ``codes`` and
-    ``v_blocks`` (M·K, size): each block's dataset codes and values; ``sum_before``
-    (M·(K + 1), D): each model's per-dataset sums before each block boundary."""
+    :func:`_iqm_cut_blocks`. ``w_before`` (B, M, K + 1): drawn runs before each block
+    boundary; ``sum_before`` (M·(K + 1), D): each model's per-dataset sums before each
+    boundary; ``weight`` (B, D + 1): the draw counts, padding last; ``codes`` and
+    ``v_blocks`` (M·K, size): each block's dataset codes and values."""
     b, m, k1 = w_before.shape
     size = codes.shape[1]
     block = np.minimum((w_before[..., 1:] < threshold[..., None]).sum(axis=2), k1 - 2)
-    start = np.take_along_axis(w_before, block[..., None], axis=2)[..., 0]
+    at_block = block[..., None]
+    start = np.take_along_axis(w_before, at_block, axis=2)[..., 0]
     row = block + np.arange(m) * (k1 - 1)  # (B, M) rows of codes / v_blocks
     flat = np.take(codes, row, axis=0)  # (B, M, size)
     flat += (np.arange(b, dtype=flat.dtype) * weight.shape[1])[:, None, None]
@@ -406,9 +478,9 @@ def _cut_point(w_before: np.ndarray, weight: np.ndarray, codes: np.ndarray,
     inside = running < threshold[..., None]
     run_weight *= inside
     w_at = start + run_weight.sum(axis=2)
-    s_at = (np.einsum("bms,bms->bm", run_weight, np.take(v_blocks, row, axis=0))
-            + np.einsum("bmd,bd->bm", np.take(sum_before, block + np.arange(m) * k1, axis=0),
-                        weight[:, :-1]))
+    sums = np.take(sum_before, block + np.arange(m) * k1, axis=0)  # (B, M, D)
+    s_at = (np.einsum("bmd,bd->bm", sums, weight[:, :-1])
+            + np.einsum("bms,bms->bm", run_weight, np.take(v_blocks, row, axis=0)))
     return w_at, s_at, block * size + inside.sum(axis=2)
 
 
