@@ -125,8 +125,8 @@ def test_dataset_bootstrap_cut_search_across_blocks(n_models, n_datasets, seed):
     counts[0] = 1
     counts[1] = 0
     counts[1, -1] = 1  # one dataset alone: its runs only, maybe fewer than four
-    expected = np.array([[stats.trim_mean(np.repeat(values[model == m],
-                                                    counts[b][dataset[model == m]]), 0.25)
+    expected = np.array([[stats.trim_mean(np.repeat(
+        values[model == m], counts[b][dataset[model == m]].astype(np.intp)), 0.25)
                           for m in range(n_models)] for b in range(len(counts))])
     for block in (0, 1, 2, 5, 7, 64, None):
         boot = iqm_module.dataset_bootstrap_iqm(grid, codes, counts, block=block)
@@ -145,7 +145,8 @@ def test_dataset_bootstrap_many_runs_per_model():
     boot = iqm_module.dataset_bootstrap_iqm(grid, codes, counts, block=64)
     for b in range(len(counts)):
         for m in range(2):
-            runs = np.repeat(values[model == m], counts[b][dataset[model == m]])
+            runs = np.repeat(values[model == m],
+                             counts[b][dataset[model == m]].astype(np.intp))  # wasm32
             assert boot[b, m] == pytest.approx(stats.trim_mean(runs, 0.25), abs=1e-12)
 
 
