@@ -1,11 +1,13 @@
 """Rankings at scale in CPython and on wasm32: seconds and peak memory per step (issue 13).
 
-Run ``python bench/bench_scale.py`` (``--help`` for options). Four workloads, each in a
+Run ``python bench/bench_scale.py`` (``--help`` for options). Five workloads, each in a
 fresh worker process per runtime (this script re-run with ``--worker``), so that every
 worker's peak memory is its own:
 
 * ``300k``: 150 models × 400 datasets × 5 seeds (300,000 rows): load and every ranking,
   IQM and Elo at B = 1000, and Elo with the dataset bootstrap at B = 1000;
+* ``300k-seeds``: the same steps on 150 models × 40 datasets × 50 seeds (300,000 rows,
+  issue 30's suite: many seeds per dataset, so each model has 2,000 runs on 40 datasets);
 * ``report``: the GeoBench-sized input (14 × 19 × 5, synthetic of that shape): the whole
   ``arenalite report`` (every method, its CSVs, PNGs and report.html);
 * ``many``: 1000 models × 50 datasets, no seeds (configurations of one family): load and
