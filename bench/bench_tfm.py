@@ -10,12 +10,16 @@ persisted splits (SPEC §6, adaptive 3-fold, at most ``--max-repeats`` repeats, 
 
 for tabular_fm, knn (k 5 and 15), attention and the hand-built icl_transformer, and fits
 scikit-learn's logistic / ridge regression and random forest on the same splits (bench
-only). The rows go through ``arenalite.load_df``; it prints two leaderboards (Elo with the
-dataset bootstrap, win rate, improvability): on every dataset without icl_transformer (its
-weights take at most 32 features, digits has 64), and on the datasets it takes with every
-model; then the per-dataset table. Markdown and CSV of each, and the raw results, go under
-``--out``. ``--quick`` runs one repeat per
-dataset (a smoke test).
+only), and the context mean (``context_mean``: the training rows' mean target for
+regression, their class frequencies for classification — the floor a model must beat).
+``--weights FILE`` (repeatable) adds tabular_fm with those weights as ``tabular_fm:STEM``
+(a candidate against the shipped weights, on the same splits). The rows go through
+``arenalite.load_df``; it prints two leaderboards (Elo with the dataset bootstrap, win
+rate, improvability): on every dataset without icl_transformer (its weights take at most
+32 features, digits has 64), and on the datasets it takes with every model; then the
+per-dataset table. Markdown and CSV of each, and the raw results, go under ``--out``.
+``--quick`` runs one repeat per dataset (a smoke test). ``--results CSV --exclude LABEL``
+ranks an earlier run's rows without some models (say, the leaderboard before a candidate).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from sklearn import datasets as skd
+from sklearn.dummy import DummyClassifier, DummyRegressor
 from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.pipeline import make_pipeline
@@ -68,11 +73,13 @@ def sklearn_models(task: str) -> dict[str, object]:
     if task == "regression":
         return {"linear (logistic/ridge)": make_pipeline(StandardScaler(), Ridge(alpha=1.0)),
                 "random_forest": RandomForestRegressor(n_estimators=300, random_state=0,
-                                                       n_jobs=1)}
+                                                       n_jobs=1),
+                "context_mean": DummyRegressor(strategy="mean")}
     return {"linear (logistic/ridge)": make_pipeline(StandardScaler(),
                                                      LogisticRegression(max_iter=5000)),
             "random_forest": RandomForestClassifier(n_estimators=300, random_state=0,
-                                                    n_jobs=1)}
+                                                    n_jobs=1),
+            "context_mean": DummyClassifier(strategy="prior")}
 
 
 def sklearn_rows(name: str, ds: bundled.Dataset, split: dict) -> list[dict]:
@@ -125,8 +132,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-repeats", type=int, default=3,
                     help="at most this many repeats of SPEC §6's 3-fold split (default 3; the "
                          "adaptive rule asks 10–20 on these sizes)")
+    ap.add_argument("--weights", type=Path, action="append", default=[],
+                    help="also run tabular_fm with these weights (label tabular_fm:STEM)")
+    ap.add_argument("--exclude", action="append", default=[],
+                    help="with --results: leave this model label out (repeatable)")
     args = ap.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
+    MODELS[1:1] = [{"name": "tabular_fm", "weights": str(w), "label": f"tabular_fm:{w.stem}"}
+                   for w in args.weights]
     data = {n: bundled.load(n) for n in bundled.names()} | held_out()
     split_of = {n: persisted(n, ds, args.out, args.quick, args.max_repeats)
                 for n, ds in data.items()}
@@ -134,6 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     small = {n: ds for n, ds in data.items() if ds.X.shape[1] <= ICL_MAX_FEATURES}
     if args.results:
         results = pd.read_csv(args.results)
+        results = results[~results["model"].isin(args.exclude)]
     else:
         results = run_all(data, small, split_of)
         results.to_csv(args.out / "results.csv", index=False)

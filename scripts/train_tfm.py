@@ -20,12 +20,20 @@ The prior (our own, documented here; every task is drawn from ``numpy.random.Gen
   with their own centres (on a random share of the features, the rest pure noise) and
   per-feature spreads; the target is a random value per group, so classes are unions of
   groups: the task rewards comparing rows.
-* Then per task: a few columns quantized to 2–6 levels (categorical-like), Gaussian noise on
-  the target (SNR drawn), and the task kind: classification with C classes cut at quantiles
-  of the target that give **every class a real share** (shares ``0.5 / C + 0.5 · Dirichlet(1)``,
-  so no class gets less than half of 1 / C of the rows; the earlier cuts at uniform random
-  quantiles in (0.05, 0.95) made some classes a sliver of noise), class ids shuffled; or
-  regression on the raw target.
+* **Labelled clusters** (prior 4, run 4; 20 % of the classification tasks, taken from the
+  other three: 35 / 30 / 15 %): every class a union of 1–3 Gaussian groups, the label the
+  class itself — no target noise, no quantile cut. Run 4's diagnosis: on prior 3 (the three
+  generators above) even a random forest gets 38 % on 10-class tasks and kNN-15 about 20 %
+  at 64 features, so a model trained on it learns to hedge: on digits (where kNN-15 gets
+  94 %) it gave near-uniform probabilities at every context size (64–1,024 rows), and it is
+  underconfident even on digits 0-vs-1 (98 % right, mean max-probability 0.80). ``--prior 3``
+  reproduces runs 1–3's prior (and their 256 validation tasks) exactly.
+* Then per task: a few columns quantized to 2–6 levels (categorical-like); and, but for
+  labelled clusters, Gaussian noise on the target (SNR drawn) and the task kind:
+  classification with C classes cut at quantiles of the target that give **every class a
+  real share** (shares ``0.5 / C + 0.5 · Dirichlet(1)``, so no class gets less than half of
+  1 / C of the rows; the earlier cuts at uniform random quantiles in (0.05, 0.95) made some
+  classes a sliver of noise), class ids shuffled; or regression on the raw target.
 
 The recipe (issue 29; each item says why):
 
@@ -55,12 +63,17 @@ The recipe (issue 29; each item says why):
   inference uses — with context rows × (features + 1) at most 1,024 × 65 (digits at
   inference); features log-uniform 1–100 (``max_features``); query rows 25–100 % of the
   context, 8–256. Classes 2 to 10, at most a third of the context rows.
-* **bf16 autocast** on the CPU (``--bf16``, default on: it measures faster here, the CPU has
-  avx512_bf16) with the manual attention product, and torch's fused
+* **bf16 autocast** on the CPU (``--bf16``; by default only where /proc/cpuinfo lists
+  avx512_bf16 or amx_bf16: run 3's machine had it and bf16 was 1.4× faster there; run 4's
+  AMD EPYC has AVX2 only, where emulated bf16 was 8.7× *slower* than float32) with the manual
+  attention product, and torch's fused
   ``scaled_dot_product_attention`` from ``FUSED_FROM`` key rows (where it wins in bf16; in
   float32 it wins at every size and is always used). Validation and export are float32.
 * **Warm start** (``--init``): the run may start from a safetensors file of this
   architecture (the shipped weights) with a fresh optimiser and schedule.
+* **A new phase** (``--replan --rewarm``, run 4): resumed from a checkpoint whose schedule
+  has ended (run 3 decayed to 6e-5 at update 460), with the optimiser state kept and a new
+  warm-up / hold / decay counted from the checkpoint's update (``plan["start"]``).
 * Not taken from the anchors: Muon and the speedrun's "thinking rows" (extra learned rows
   change the architecture that docs/models.md defines and the numpy / WebGPU runners
   implement) and width 256 (the shipped size is kept).
@@ -88,6 +101,13 @@ Run 3 (the shipped weights; docs/training/README.md has the A/B runs and the log
         --checkpoint-every 20 --max-minutes 90 --threads 1
     python scripts/train_tfm.py --out build/tfm3 --export-ema \
         pkg/arenalite/models/weights/tabular_fm.safetensors
+
+Run 4 (prior 4, resumed from run 3's final checkpoint; docs/training/README.md):
+
+    mkdir -p build/tfm4 && cp docs/training/tabular_fm_checkpoint.pt build/tfm4/checkpoint.pt
+    taskset -c 1 python scripts/train_tfm.py --out build/tfm4 --replan --rewarm \
+        --total-steps 940 --lr 6e-4 --warmup 20 --decay-frac 0.2 --curriculum 0 --prior 4 \
+        --val-every 700 --checkpoint-every 20 --max-minutes 153 --threads 1
 
 Checkpoints (``OUT/checkpoint.pt``: model, EMA, optimiser, step, schedule plan, RNG) are
 written every ``--checkpoint-every`` updates; a run restarted with the same ``--out``
@@ -181,8 +201,36 @@ def _trees(rng: np.random.Generator, n: int, f: int, k: int = 2):
     return x, y
 
 
-GENERATORS = (_mlp_scm, _trees, _clusters)
-GENERATOR_WEIGHTS = (0.45, 0.35, 0.20)
+def _class_clusters(rng: np.random.Generator, n: int, f: int, k: int = 2):
+    """Prior 4, classification only: each of the ``k`` classes is a union of 1–3 Gaussian
+    groups (centres on a random 20–100 % of the features, per-feature spreads), rows drawn
+    with shares ``0.5 / k + 0.5 · Dirichlet(1)``; the label *is* the class, no target noise
+    and no quantile cut (``sample_task`` returns it as it is). Tasks whose classes are
+    cleanly separable, as in digits: the other generators cut a noisy continuous target, so
+    their 10-class tasks are near noise (random forest 38 % on them) and a model trained on
+    them alone learns to hedge (docs/training/README.md, run 4's diagnosis)."""
+    per_class = rng.integers(1, 4, size=k)
+    owner = np.repeat(np.arange(k), per_class)
+    informative = max(1, int(round(f * rng.uniform(0.2, 1.0))))
+    centres = rng.normal(size=(len(owner), f)) * rng.uniform(0.5, 3.0)
+    centres[:, informative:] = 0.0
+    shares = 0.5 / k + 0.5 * rng.dirichlet(np.ones(k))
+    labels = rng.choice(k, size=n, p=shares)
+    first = np.concatenate([[0], np.cumsum(per_class)[:-1]])
+    member = first[labels] + (rng.random(n) * per_class[labels]).astype(int)
+    scale = rng.uniform(0.3, 1.5, size=(len(owner), f))
+    x = centres[member] + rng.normal(size=(n, f)) * scale[member]
+    return x[:, rng.permutation(f)], labels.astype(float)
+
+
+GENERATORS = (_mlp_scm, _trees, _clusters, _class_clusters)
+GENERATOR_WEIGHTS = (0.45, 0.35, 0.20, 0.0)
+"""Prior 3 (runs 1–3): every task from the first three generators."""
+PRIOR4_CLS_WEIGHTS = (0.35, 0.30, 0.15, 0.20)
+"""Prior 4 (run 4): classification tasks also from ``_class_clusters``; regression as prior 3."""
+PRIOR = 4
+"""The prior version that ``sample_task`` draws from (``--prior``; validation tasks of
+prior 3 reproduce run 3's 256 fixed tasks exactly)."""
 
 
 def class_cuts(rng: np.random.Generator, y: np.ndarray, n_classes: int) -> np.ndarray:
@@ -198,8 +246,11 @@ def sample_task(rng: np.random.Generator, n: int, f: int, n_classes: int | None,
     """One task: features ``n × f`` (float64) and a target (class ids or floats); the
     generator drawn by GENERATOR_WEIGHTS unless one of GENERATORS is given."""
     while True:
-        gen = GENERATORS[int(rng.choice(3, p=GENERATOR_WEIGHTS))] if generator is None \
+        weights = PRIOR4_CLS_WEIGHTS if PRIOR >= 4 and n_classes else GENERATOR_WEIGHTS
+        gen = GENERATORS[int(rng.choice(len(GENERATORS), p=weights))] if generator is None \
             else generator
+        if gen is _class_clusters and not n_classes:
+            gen = _clusters
         x, y = gen(rng, n, f, n_classes or 2)
         for c in np.flatnonzero(rng.random(f) < 0.15):
             levels = int(rng.integers(2, 7))
@@ -208,6 +259,8 @@ def sample_task(rng: np.random.Generator, n: int, f: int, n_classes: int | None,
         sd = y.std()
         if not np.isfinite(sd) or sd < 1e-8 or not np.isfinite(x).all():
             continue
+        if gen is _class_clusters:
+            return x, y.astype(np.int64)
         y = (y - y.mean()) / sd
         y = y + rng.normal(0, 10 ** rng.uniform(-2, -0.3), n)
         if n_classes is None:
@@ -453,17 +506,27 @@ def lr_at(step: int, plan: dict) -> float:
     """Warm-up / hold / decay in steps: linear warm-up over ``warmup`` steps, the peak held,
     linear decay to 5 % of the peak over the last ``decay_frac`` of ``total_steps``."""
     peak, warmup, total = plan["lr"], plan["warmup"], plan["total_steps"]
-    if step < warmup:
-        return peak * (step + 1) / warmup
-    decay_from = int(total * (1 - plan["decay_frac"]))
+    start = plan.get("start", 0)   # a new phase (--rewarm) warms up again from its start
+    if step - start < warmup:
+        return peak * (step - start + 1) / warmup
+    decay_from = start + int((total - start) * (1 - plan["decay_frac"]))
     if step < decay_from:
         return peak
     progress = min(1.0, (step - decay_from) / max(1, total - decay_from))
     return peak * (1.0 - 0.95 * progress)
 
 
-def validation_tasks(count: int = 256, seed: int = 10_000) -> list[dict]:
-    """``count`` fixed held-out prior tasks, one per batch, drawn at the full limits."""
+def validation_tasks(count: int = 256, seed: int = 10_000, prior: int | None = None) \
+        -> list[dict]:
+    """``count`` fixed held-out prior tasks, one per batch, drawn at the full limits, from
+    ``prior`` (default: the one trained on; prior 3 gives run 3's tasks exactly)."""
+    global PRIOR
+    if prior is not None and prior != PRIOR:
+        saved, PRIOR = PRIOR, prior
+        try:
+            return validation_tasks(count, seed)
+        finally:
+            PRIOR = saved
     rng = np.random.default_rng(seed)
     out = []
     for i in range(count):
@@ -590,6 +653,15 @@ def prior_signal(models: dict[str, TabularFM], n_tasks: int = 30, seed: int = 0)
               f"kNN-15 {kn}/{cells}")
 
 
+def cpu_has_bf16() -> bool:
+    """Whether /proc/cpuinfo lists a native bf16 instruction set (avx512_bf16, amx_bf16)."""
+    try:
+        flags = Path("/proc/cpuinfo").read_text().split()
+    except OSError:
+        return False
+    return "avx512_bf16" in flags or "amx_bf16" in flags
+
+
 def main(argv: list[str] | None = None) -> int:
     global USE_BF16
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -616,7 +688,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reg-share", type=float, default=0.25)
     ap.add_argument("--reg-weight", type=float, default=0.5)
     ap.add_argument("--ema", type=float, default=0.995)
-    ap.add_argument("--bf16", action=argparse.BooleanOptionalAction, default=True)
+    ap.add_argument("--bf16", action=argparse.BooleanOptionalAction, default=None,
+                    help="bf16 autocast (default: only where the CPU has avx512_bf16 or "
+                         "amx_bf16; emulated, it is 9x slower than float32)")
     ap.add_argument("--init", type=Path, help="start from these safetensors weights")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=1)
@@ -634,24 +708,34 @@ def main(argv: list[str] | None = None) -> int:
                     help="with --prior-signal: safetensors files evaluated on its tasks")
     ap.add_argument("--signal-tasks", type=int, default=30,
                     help="with --prior-signal: tasks per generator × classes and per cell")
+    ap.add_argument("--prior", type=int, choices=(3, 4), default=4,
+                    help="the prior: 3 (runs 1–3) or 4 (run 4: + _class_clusters)")
+    ap.add_argument("--eval-priors", type=int, nargs="*", choices=(3, 4), default=[3],
+                    help="with --eval: also the validation tasks of these priors")
+    ap.add_argument("--rewarm", action="store_true",
+                    help="with --replan: a new phase starting at the checkpoint's step (its "
+                         "warm-up, curriculum and decay counted from there)")
     args = ap.parse_args(argv)
+    global PRIOR
+    PRIOR = args.prior
     torch.set_num_threads(args.threads)
     if args.prior_signal:
         prior_signal({p.stem: load_safetensors(p) for p in args.weights}, args.signal_tasks)
         return 0
     if args.eval:
-        val = validation_tasks(args.val_tasks)
-        for p in args.eval:
-            r = evaluate(load_safetensors(p), val)
-            print(f"{p}: val ce {r['ce']:.4f} acc {r['acc']:.4f} ce(ctx≤32) "
-                  f"{r['ce_small']:.4f} nll {r['nll']:.4f}", flush=True)
+        for prior in sorted({PRIOR, *args.eval_priors}):
+            val = validation_tasks(args.val_tasks, prior=prior)
+            for p in args.eval:
+                r = evaluate(load_safetensors(p), val)
+                print(f"{p} on prior {prior}: val ce {r['ce']:.4f} acc {r['acc']:.4f} "
+                      f"ce(ctx≤32) {r['ce_small']:.4f} nll {r['nll']:.4f}", flush=True)
         return 0
-    USE_BF16 = args.bf16
+    USE_BF16 = cpu_has_bf16() if args.bf16 is None else args.bf16
     config = {"d_model": args.d_model, "n_heads": args.n_heads, "n_layers": args.n_layers,
               "d_mlp": args.d_mlp, "max_features": MAX_FEATURES, "max_classes": 10,
               "max_context": MAX_CONTEXT, "ln_eps": 1e-5}
     plan = {"total_steps": args.total_steps, "lr": args.lr, "warmup": args.warmup,
-            "decay_frac": args.decay_frac, "curriculum": args.curriculum}
+            "decay_frac": args.decay_frac, "curriculum": args.curriculum, "prior": args.prior}
     args.out.mkdir(parents=True, exist_ok=True)
     ckpt_path = args.out / "checkpoint.pt"
     torch.manual_seed(args.seed)
@@ -679,6 +763,11 @@ def main(argv: list[str] | None = None) -> int:
         step, elapsed = state["step"], state["elapsed"]
         if not args.replan:
             plan = state["plan"]
+        elif args.rewarm:
+            plan["start"] = step
+        elif "start" in state["plan"]:
+            plan["start"] = state["plan"]["start"]
+        PRIOR = plan.get("prior", 3)
         print(f"resumed at step {step} ({elapsed / 60:.1f} min trained), plan {plan}",
               flush=True)
     if args.export or args.export_ema:
@@ -718,7 +807,8 @@ def main(argv: list[str] | None = None) -> int:
         lr = lr_at(step, plan)
         for group in opt.param_groups:
             group["lr"] = lr
-        small = step < plan["curriculum"] * plan["total_steps"]
+        start_step = plan.get("start", 0)
+        small = step - start_step < plan["curriculum"] * (plan["total_steps"] - start_step)
         opt.zero_grad()
         tasks = cells = 0
         while tasks < args.min_tasks or cells < args.update_tokens:
