@@ -66,12 +66,21 @@ def test_kv_caches_give_identical_rows_for_any_query_batch(name: str) -> None:
     for size in (1, 7):
         parts = [predict_queries(net, context, queries[i:i + size])
                  for i in range(0, len(queries), size)]
-        assert np.array_equal(np.concatenate(parts), whole), size
+        assert_same_rows(np.concatenate(parts), whole, size)
     out, timings = tabicl.forward(net, f["x"][:n], f["y_train"], queries)
-    assert np.array_equal(out, whole)
+    assert_same_rows(out, whole, "forward")
     assert len(timings["layers"]) == len(net.row.blocks) + len(net.icl.blocks)
     assert timings["total"] == pytest.approx(
         timings["embed"] + sum(timings["layers"]) + timings["head"])
+
+
+def assert_same_rows(got: np.ndarray, want: np.ndarray, what: object) -> None:
+    """Rows equal up to float32 round-off (2e-6 of the outputs' scale): bit-identical where
+    the BLAS kernel's result for a row does not depend on its place in the block, a few
+    ulps where it does (OpenBLAS on AMD EPYC); a query leaking into another moves its
+    row by orders of magnitude more."""
+    scale = max(1.0, float(np.abs(want).max()))
+    np.testing.assert_allclose(got, want, rtol=0, atol=2e-6 * scale, err_msg=str(what))
 
 
 def test_column_cache_holds_the_hidden_points_per_block() -> None:
@@ -107,7 +116,9 @@ def test_chunked_stages_equal_the_unchunked(monkeypatch: pytest.MonkeyPatch) -> 
         monkeypatch.setattr(module, "SCRATCH_FLOATS", floats)  # one column / row per chunk
     got = tabicl.stages(net, f["x"][:n], f["y_train"], f["x"][n:])
     for stage in ("column", "row", "icl", "output"):
-        np.testing.assert_allclose(got[stage], want[stage], atol=1e-6, rtol=0, err_msg=stage)
+        scale = max(1.0, float(np.abs(want[stage]).max()))  # float32 round-off of the BLAS
+        np.testing.assert_allclose(got[stage], want[stage], atol=1e-6 * scale, rtol=1e-6,
+                                   err_msg=stage)
 
 
 def test_regression_distribution_gives_the_mean_and_a_spread() -> None:
