@@ -431,6 +431,7 @@ def _iqm_cut_blocks(values: np.ndarray, datasets: np.ndarray, counts: np.ndarray
                 .reshape(m, n_blocks, d + 1)[..., :d] for w in (None, v[:, :width].ravel())]
     before = [np.concatenate([np.zeros((m, 1, d)), np.cumsum(t, axis=1)], axis=1)
               for t in in_block]  # (M, K + 1, D) each
+    del in_block  # the tables are M·K·D floats: hold one copy of each
     runs_before = before[0].reshape(-1, d).T  # (D, M·(K + 1))
     sum_before = before[1].reshape(-1, d)  # (M·(K + 1), D)
     codes = codes.reshape(m * n_blocks, size)
