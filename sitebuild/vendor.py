@@ -34,6 +34,10 @@ def build_wheel(*, cache: Path = CACHE) -> Path:
     """The arenalite wheel (``dist/``), built offline from the cached build requirements."""
     start = step("building the arenalite wheel")
     dist = ROOT / "dist"
+    # setuptools copies the package into build/lib and keeps what it found there before: a
+    # module since moved or deleted (rankings/iqm.py became rankings/iqm/) would ship again
+    for stale in [ROOT / "build" / "lib", *ROOT.glob("build/bdist.*")]:
+        shutil.rmtree(stale, ignore_errors=True)
     # an isolated build environment from the cached build requirements: no network
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-index",
                     "--find-links", str(cache / "build-wheels"), "-q", "-w", str(dist),

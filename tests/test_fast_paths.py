@@ -19,7 +19,6 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from arenalite.rankings import elo
-from arenalite.rankings import iqm as iqm_module
 from arenalite.rankings.elo import battles, resampling, scorecard, solvers
 from arenalite.rankings.iqm import (
     draw_patterns,
@@ -28,6 +27,7 @@ from arenalite.rankings.iqm import (
     stratified_bootstrap_iqm,
     stratified_bootstrap_iqm_equal,
 )
+from arenalite.rankings.iqm import seed_bootstrap as iqm_module
 from arenalite.stats.frequentist import _all_pairs_table
 from arenalite.stats.friedman import nemenyi_pvalues, studentized_range_sf
 

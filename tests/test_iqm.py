@@ -207,7 +207,8 @@ def test_chunking_does_not_change_the_draws(seeded, monkeypatch, uneven, resampl
         seeded = seeded[~((seeded["dataset"] == "D1") & (seeded["seed"] >= 2))]
     bench = load_df(seeded, seed="seed", **FIXED)
     whole = bench.iqm_ranking(n_bootstrap=64, random_state=5, resampling=resampling).table
-    monkeypatch.setattr(iqm_module, "_CHUNK_ELEMENTS", 100)
+    for module in (iqm_module.seed_bootstrap, iqm_module.dataset_bootstrap):
+        monkeypatch.setattr(module, "_CHUNK_ELEMENTS", 100)
     pd.testing.assert_frame_equal(whole, bench.iqm_ranking(n_bootstrap=64, random_state=5,
                                                            resampling=resampling).table)
 

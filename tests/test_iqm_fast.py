@@ -14,15 +14,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arenalite import load_df
-from arenalite.rankings import iqm as iqm_module
 from arenalite.rankings.iqm import (
-    _text_codes,
-    _weights,
     draw_patterns,
     iqm,
     iqm_from_patterns,
     stratified_bootstrap_iqm_equal,
 )
+from arenalite.rankings.iqm import seed_bootstrap as iqm_module
+from arenalite.rankings.iqm.ranking import _text_codes
+from arenalite.rankings.iqm.seed_bootstrap import _weights
 from test_fast_paths import reference_iqms
 
 
