@@ -23,8 +23,8 @@ The prior (our own, documented here; every task is drawn from ``numpy.random.Gen
 * **Labelled clusters** (prior 4, run 4; 20 % of the classification tasks, taken from the
   other three: 35 / 30 / 15 %): every class a union of 1–3 Gaussian groups, the label the
   class itself — no target noise, no quantile cut. Run 4's diagnosis: on prior 3 (the three
-  generators above) even a random forest gets 38 % on 10-class tasks and kNN-15 about 20 %
-  at 64 features, so a model trained on it learns to hedge: on digits (where kNN-15 gets
+  generators above) a random forest gets 29–38 % on the 10-class tasks and kNN-15 26–32 %
+  (``--prior-signal``), so a model trained on it learns to hedge: on digits (where kNN-15 gets
   94 %) it gave near-uniform probabilities at every context size (64–1,024 rows), and it is
   underconfident even on digits 0-vs-1 (98 % right, mean max-probability 0.80). ``--prior 3``
   reproduces runs 1–3's prior (and their 256 validation tasks) exactly.
@@ -108,6 +108,12 @@ Run 4 (prior 4, resumed from run 3's final checkpoint; docs/training/README.md):
     taskset -c 1 python scripts/train_tfm.py --out build/tfm4 --replan --rewarm \
         --total-steps 940 --lr 6e-4 --warmup 20 --decay-frac 0.2 --curriculum 0 --prior 4 \
         --val-every 700 --checkpoint-every 20 --max-minutes 153 --threads 1
+    # resumed at update 480 (plan 840, --val-every 1000: 12.6 s per update at first), then,
+    # as the core sped up to 8-9 s per update, at 560 (plan 920) and at 640, each before its
+    # decay began (--replan without --rewarm keeps the phase's start, 460):
+    taskset -c 1 python scripts/train_tfm.py --out build/tfm4 --replan --total-steps 980 \
+        --lr 6e-4 --warmup 20 --decay-frac 0.2 --curriculum 0 --prior 4 --val-every 1000 \
+        --checkpoint-every 20 --max-minutes 165 --threads 1
 
 Checkpoints (``OUT/checkpoint.pt``: model, EMA, optimiser, step, schedule plan, RNG) are
 written every ``--checkpoint-every`` updates; a run restarted with the same ``--out``
@@ -207,7 +213,7 @@ def _class_clusters(rng: np.random.Generator, n: int, f: int, k: int = 2):
     with shares ``0.5 / k + 0.5 · Dirichlet(1)``; the label *is* the class, no target noise
     and no quantile cut (``sample_task`` returns it as it is). Tasks whose classes are
     cleanly separable, as in digits: the other generators cut a noisy continuous target, so
-    their 10-class tasks are near noise (random forest 38 % on them) and a model trained on
+    their 10-class tasks are near noise (random forest 29–38 % on them) and a model trained on
     them alone learns to hedge (docs/training/README.md, run 4's diagnosis)."""
     per_class = rng.integers(1, 4, size=k)
     owner = np.repeat(np.arange(k), per_class)
@@ -594,7 +600,8 @@ def _model_accuracy(model: TabularFM, xc, yc, xq, yq, k: int) -> float:
         return accuracy_of(model, b)
 
 
-def prior_signal(models: dict[str, TabularFM], n_tasks: int = 30, seed: int = 0) -> None:
+def prior_signal(models: dict[str, TabularFM], n_tasks: int = 30, seed: int = 0,
+                 per_generator: bool = True) -> None:
     """Accuracy of the majority class, logistic regression, a random forest, kNN-15 and the
     given models: per generator (2, 3, 5, 10 classes) and per cell (context rows × 8
     features × classes, the generators mixed), on tasks of the training sampler itself
@@ -618,9 +625,10 @@ def prior_signal(models: dict[str, TabularFM], n_tasks: int = 30, seed: int = 0)
             row[name] = _model_accuracy(m, xc, yc, xq, yq, k)
         return [row[n] for n in names]
 
-    print("per generator (context 70–210 rows, features 1–64, classes 2/3/5/10):")
-    print(f"{'':22s}" + "".join(f"{n[:12]:>13s}" for n in names))
-    for gen in GENERATORS:
+    if per_generator:
+        print("per generator (context 70–210 rows, features 1–64, classes 2/3/5/10):")
+        print(f"{'':22s}" + "".join(f"{n[:12]:>13s}" for n in names))
+    for gen in GENERATORS if per_generator else ():
         for k in CELL_CLASSES:
             rng = np.random.default_rng(seed)
             rows = []
@@ -708,6 +716,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="with --prior-signal: safetensors files evaluated on its tasks")
     ap.add_argument("--signal-tasks", type=int, default=30,
                     help="with --prior-signal: tasks per generator × classes and per cell")
+    ap.add_argument("--signal-cells-only", action="store_true",
+                    help="with --prior-signal: the per-cell check only")
     ap.add_argument("--prior", type=int, choices=(3, 4), default=4,
                     help="the prior: 3 (runs 1–3) or 4 (run 4: + _class_clusters)")
     ap.add_argument("--eval-priors", type=int, nargs="*", choices=(3, 4), default=[3],
@@ -720,7 +730,8 @@ def main(argv: list[str] | None = None) -> int:
     PRIOR = args.prior
     torch.set_num_threads(args.threads)
     if args.prior_signal:
-        prior_signal({p.stem: load_safetensors(p) for p in args.weights}, args.signal_tasks)
+        prior_signal({p.stem: load_safetensors(p) for p in args.weights}, args.signal_tasks,
+                     per_generator=not args.signal_cells_only)
         return 0
     if args.eval:
         for prior in sorted({PRIOR, *args.eval_priors}):
