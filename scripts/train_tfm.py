@@ -527,20 +527,19 @@ def validation_tasks(count: int = 256, seed: int = 10_000, prior: int | None = N
     """``count`` fixed held-out prior tasks, one per batch, drawn at the full limits, from
     ``prior`` (default: the one trained on; prior 3 gives run 3's tasks exactly)."""
     global PRIOR
-    if prior is not None and prior != PRIOR:
-        saved, PRIOR = PRIOR, prior
-        try:
-            return validation_tasks(count, seed)
-        finally:
-            PRIOR = saved
-    rng = np.random.default_rng(seed)
-    out = []
-    for i in range(count):
-        n_ctx, n_q, f, k_max = draw_shape(rng, small=False)
-        regression = i % 4 == 3
-        classes = None if regression else [int(rng.integers(2, k_max + 1))]
-        out.append(make_batch(rng, n_ctx, n_q, f, 1, classes))
-    return out
+    saved = PRIOR
+    PRIOR = saved if prior is None else prior  # sample_task reads the module's prior
+    try:
+        rng = np.random.default_rng(seed)
+        out = []
+        for i in range(count):
+            n_ctx, n_q, f, k_max = draw_shape(rng, small=False)
+            regression = i % 4 == 3
+            classes = None if regression else [int(rng.integers(2, k_max + 1))]
+            out.append(make_batch(rng, n_ctx, n_q, f, 1, classes))
+        return out
+    finally:
+        PRIOR = saved
 
 
 def evaluate(model: TabularFM, tasks: list[dict]) -> dict[str, float]:

@@ -169,7 +169,8 @@ def _cut_point(w_before: np.ndarray, sum_before: np.ndarray, weight: np.ndarray,
     block = np.minimum((w_before[..., 1:] < threshold[..., None]).sum(axis=2), k1 - 2)
     at_block = block[..., None]
     start = np.take_along_axis(w_before, at_block, axis=2)[..., 0]
-    row = block + np.arange(m) * (k1 - 1)  # (B, M) rows of codes / v_blocks
+    model = np.arange(m)
+    row = block + model * (k1 - 1)  # (B, M) rows of codes / v_blocks
     flat = np.take(codes, row, axis=0)  # (B, M, size)
     flat += (np.arange(b, dtype=flat.dtype) * weight.shape[1])[:, None, None]
     run_weight = np.take(weight, flat)
@@ -178,7 +179,7 @@ def _cut_point(w_before: np.ndarray, sum_before: np.ndarray, weight: np.ndarray,
     inside = running < threshold[..., None]
     run_weight *= inside
     w_at = start + run_weight.sum(axis=2)
-    sums = np.take(sum_before, block + np.arange(m) * k1, axis=0)  # (B, M, D)
+    sums = np.take(sum_before, block + model * k1, axis=0)  # (B, M, D)
     s_at = (np.einsum("bmd,bd->bm", sums, weight[:, :-1])
             + np.einsum("bms,bms->bm", run_weight, np.take(v_blocks, row, axis=0)))
     return w_at, s_at, block * size + inside.sum(axis=2)
