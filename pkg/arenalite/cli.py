@@ -467,9 +467,25 @@ def build_parser() -> argparse.ArgumentParser:
         table_command(spec.name, spec.title, [spec])
         for alias in spec.aliases:
             table_command(alias, f"= {spec.name}: {spec.title}", [spec])
-    splits = sub.add_parser("splits", help="persist the splits of bundled datasets as JSON",
-                            parents=[common])
-    splits.add_argument("datasets", nargs="+", help="bundled dataset names")
+    table_flags = _Parser(add_help=False)
+    table_flags.add_argument("--target", default=None, metavar="COL",
+                             help="the target column of a table file (required for a file)")
+    table_flags.add_argument("--task", choices=["binary", "multiclass", "regression"],
+                             default=None, help="the task (default: inferred from the target)")
+    table_flags.add_argument("--group-column", default=None, metavar="COL",
+                             help="entity ids: grouped folds (default: none)")
+    table_flags.add_argument("--time-column", default=None, metavar="COL",
+                             help="times: temporal folds (default: none)")
+    table_flags.add_argument("--leakage-columns", type=_column_list, default=(), metavar="A,B",
+                             help="columns left out of the features (default: none)")
+    table_flags.add_argument("--categorical", type=_column_list, default=(), metavar="A,B",
+                             help="columns read as categorical, e.g. integer codes "
+                                  "(default: text, category and bool columns)")
+    splits = sub.add_parser("splits", help="persist the splits of bundled datasets or table "
+                                           "files as JSON", parents=[common, table_flags])
+    splits.add_argument("datasets", nargs="+", metavar="TABLE",
+                        help="bundled dataset names or table files (.csv, .csv.gz, .tsv, "
+                             ".parquet)")
     splits.add_argument("--kind", choices=["adaptive", "kfold", "random"], default="adaptive",
                         help="adaptive: SPEC §6's 3-fold rule; kfold: repeated stratified k-fold "
                              "(the gate protocol's 2 × 5); random: repeated stratified random "
@@ -481,9 +497,18 @@ def build_parser() -> argparse.ArgumentParser:
                         help="folds per repeat with --kind kfold (default 5)")
     splits.add_argument("--test-fraction", type=float, default=None,
                         help="share of rows tested per split with --kind random (default 0.3)")
-    run = sub.add_parser("run", help="run in-context models on bundled datasets' splits",
-                         parents=[common])
-    run.add_argument("datasets", nargs="+", help="bundled dataset names")
+    describe = sub.add_parser("describe", help="print what the table loader sees of a table",
+                              parents=[table_flags])
+    describe.add_argument("datasets", nargs="+", metavar="TABLE",
+                          help="bundled dataset names or table files")
+    describe.add_argument("--n-repeats", type=int, default=None,
+                          help="repeats of the splits described (default: adaptive)")
+    describe.add_argument("--debug", action="store_true",
+                          help="show the Python traceback of an error (default: off)")
+    run = sub.add_parser("run", help="run in-context models on bundled datasets' or table "
+                                     "files' splits", parents=[common, table_flags])
+    run.add_argument("datasets", nargs="+", metavar="TABLE",
+                     help="bundled dataset names or table files")
     run.add_argument("--model", action="append", required=True, dest="models", metavar="SPEC",
                      help="model to run, NAME[:key=value,...], e.g. knn:k=15 (repeatable; "
                           "required, no default)")
@@ -623,19 +648,54 @@ def _split_path(folder: Path, dataset: str) -> Path:
     return folder / f"{dataset}.splits.json"
 
 
-def write_splits(names: Sequence[str], out: Path, **options: Any) -> list[Path]:
-    """Persist the splits of bundled datasets as ``<name>.splits.json``; ``options`` go to
-    :func:`arenalite.splits.make_splits` (``kind``, ``n_repeats``, ``n_folds``,
-    ``test_fraction``)."""
-    from . import datasets, splits
+def _column_list(text: str) -> tuple[str, ...]:
+    """``"a,b"`` → ``("a", "b")``."""
+    return tuple(part.strip() for part in text.split(",") if part.strip())
 
-    paths = []
+
+def table_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The table flags as :func:`arenalite.datasets.table.read_table` keywords."""
+    return {"target": args.target, "task": args.task, "group_column": args.group_column,
+            "time_column": args.time_column, "leakage_columns": args.leakage_columns,
+            "categorical": args.categorical}
+
+
+def read_tables(names: Sequence[str], args: argparse.Namespace) -> list[Any]:
+    """Each TABLE argument read as a checked table (bundled name or file)."""
+    from .datasets import table
+
+    options = table_options(args)
+    bundled_only = all(v in (None, ()) for v in options.values())
+    tables = []
     for name in names:
-        data = datasets.load(name)
-        persisted = splits.make_splits(data.n_rows, data.task, y=data.y, dataset=name,
-                                       **options)
-        paths.append(splits.save(persisted, _split_path(out, name)))
-    return paths
+        is_file = Path(name).exists() or any(name.lower().endswith(s) for s in table.SUFFIXES)
+        if is_file and options["target"] is None:
+            raise ValueError(f"table file {name!r} needs --target COL (its target column)")
+        if not is_file and not bundled_only:
+            raise ValueError(f"{name!r} is neither a table file nor a bundled dataset with "
+                             "flags: --target and the other table flags apply to files")
+        tables.append(table.read_table(name, **(options if is_file else {})))
+    return tables
+
+
+def write_splits(names: Sequence[str], out: Path, args: argparse.Namespace | None = None,
+                 **options: Any) -> list[Path]:
+    """Persist the splits of bundled datasets or table files as ``<name>.splits.json``;
+    ``options`` go to :func:`arenalite.splits.make_splits` (``kind``, ``n_repeats``,
+    ``n_folds``, ``test_fraction``)."""
+    from . import datasets, splits
+    from .datasets import table
+
+    if args is None or all(n in datasets.names() for n in names) and args.target is None:
+        paths = []
+        for name in names:
+            data = datasets.load(name)
+            persisted = splits.make_splits(data.n_rows, data.task, y=data.y, dataset=name,
+                                           **options)
+            paths.append(splits.save(persisted, _split_path(out, name)))
+        return paths
+    return [splits.save(table.make_table_splits(t, **options), _split_path(out, t.name))
+            for t in read_tables(names, args)]
 
 
 def run_models(args: argparse.Namespace, out: Path) -> tuple[Path, Path]:
@@ -644,13 +704,30 @@ def run_models(args: argparse.Namespace, out: Path) -> tuple[Path, Path]:
     from concurrent.futures import ProcessPoolExecutor
 
     from . import datasets, runner, splits
+    from .datasets import table
 
-    data = {name: datasets.load(name) for name in args.datasets}
-    if args.splits_dir:
-        persisted = {name: splits.load(_split_path(Path(args.splits_dir), name)) for name in data}
+    if all(n in datasets.names() for n in args.datasets) and args.target is None:
+        data = {name: datasets.load(name) for name in args.datasets}
+        if args.splits_dir:
+            persisted = {name: splits.load(_split_path(Path(args.splits_dir), name))
+                         for name in data}
+        else:
+            persisted = {name: splits.make_splits(d.n_rows, d.task, y=d.y, dataset=name)
+                         for name, d in data.items()}
     else:
-        persisted = {name: splits.make_splits(d.n_rows, d.task, y=d.y, dataset=name)
-                     for name, d in data.items()}
+        data, persisted = {}, {}
+        for t in read_tables(args.datasets, args):
+            if args.splits_dir:
+                path = _split_path(Path(args.splits_dir), t.name)
+                persisted[t.name] = splits.load(path)
+                table.check_table_splits(t, persisted[t.name], str(path))
+            else:
+                persisted[t.name] = table.make_table_splits(t)
+            excluded = persisted[t.name]["excluded_columns"]
+            data[t.name] = table.to_dataset(t, drop=excluded)
+            # the loader has left these out already; the runner drops only what remains
+            persisted[t.name] = {**persisted[t.name], "excluded_columns": [
+                c for c in excluded if c in data[t.name].feature_names]}
     models = [parse_model(text) for text in args.models]
     if args.runner == "webgpu":
         import pandas as pd
@@ -714,6 +791,12 @@ def run_command(args: argparse.Namespace) -> int:
     if args.command == "convert":
         print(convert_checkpoint(args))
         return 0
+    if args.command == "describe":
+        from .datasets import table
+
+        print("\n\n".join(table.describe(t, n_repeats=args.n_repeats)
+                           for t in read_tables(args.datasets, args)))
+        return 0
     out = Path(args.output)
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -722,7 +805,7 @@ def run_command(args: argparse.Namespace) -> int:
                       f"{error.strerror}") from error
     if args.command == "splits":
         kind = None if args.kind == "adaptive" else args.kind
-        for path in write_splits(args.datasets, out, kind=kind, n_repeats=args.n_repeats,
+        for path in write_splits(args.datasets, out, args, kind=kind, n_repeats=args.n_repeats,
                                  n_folds=args.n_folds, test_fraction=args.test_fraction):
             print(path)
         return 0

@@ -91,6 +91,9 @@ _KEYS = ("schema", "version", "dataset", "n_rows", "task", "kind", "seed", "n_re
          "n_folds", "excluded_columns", "splits")
 _RANDOM_KEYS = (*_KEYS[:9], "test_fraction", *_KEYS[9:])
 """A ``random`` split also records its test fraction (no other kind has the key)."""
+OPTIONAL_KEYS = ("fingerprint",)
+"""Recorded when the splits were made from a table file: its rows, columns and hashes
+(:func:`arenalite.datasets.table.fingerprint`); a runner refuses a table that differs."""
 _SPLIT_KEYS = ("id", "repeat", "fold", "train", "test")
 
 
@@ -460,7 +463,7 @@ def _check_header(splits: Any, source: str) -> None:
     missing = [k for k in keys if k not in splits]
     if missing:
         raise ValueError(f"{source}: missing key(s) {missing}")
-    extra = [k for k in splits if k not in keys]
+    extra = [k for k in splits if k not in keys and k not in OPTIONAL_KEYS]
     if extra:
         raise ValueError(f"{source}: unexpected key(s) {extra} in schema version {VERSION} "
                          f"(kind {splits['kind']!r})")
@@ -479,12 +482,25 @@ def _check_header(splits: Any, source: str) -> None:
     cols = splits["excluded_columns"]
     if not isinstance(cols, list) or not all(isinstance(c, str) for c in cols):
         raise ValueError(f"{source}: excluded_columns must be a list of strings, got {cols!r}")
+    if "fingerprint" in splits:
+        _check_fingerprint(splits["fingerprint"], splits["n_rows"], source)
     entries = splits["splits"]
     expected = splits["n_repeats"] * splits["n_folds"]
     if not isinstance(entries, list) or len(entries) != expected:
         got = len(entries) if isinstance(entries, list) else type(entries).__name__
         raise ValueError(f"{source}: splits must be a list of n_repeats × n_folds = {expected} "
                          f"entries, got {got}")
+
+
+def _check_fingerprint(fingerprint: Any, n_rows: int, source: str) -> None:
+    if not isinstance(fingerprint, dict):
+        raise ValueError(f"{source}: fingerprint must be an object, got {fingerprint!r}")
+    for key in ("n_rows", "columns", "target", "target_sha256"):
+        if key not in fingerprint:
+            raise ValueError(f"{source}: fingerprint lacks {key!r}")
+    if fingerprint["n_rows"] != n_rows:
+        raise ValueError(f"{source}: fingerprint n_rows {fingerprint['n_rows']!r} is not the "
+                         f"file's n_rows {n_rows}")
 
 
 def _check_kind_header(splits: dict[str, Any], source: str) -> None:
@@ -624,6 +640,11 @@ def to_json(splits: dict[str, Any]) -> str:
         header["seed"] = int(header["seed"])
     if "test_fraction" in header:
         header["test_fraction"] = float(header["test_fraction"])
+    if "fingerprint" in splits:
+        at = list(header).index("excluded_columns")
+        items = list(header.items())
+        items.insert(at + 1, ("fingerprint", dict(splits["fingerprint"])))
+        header = dict(items)
     return json.dumps(header, separators=(",", ":"), ensure_ascii=False) + "\n"
 
 
