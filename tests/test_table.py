@@ -73,9 +73,11 @@ def test_bundled_name():
 
 @pytest.mark.parametrize("text, options, match", [
     ("a,b\n1,2\n", {"target": "y"}, r"target column 'y' is not a column.*\['a', 'b'\]"),
-    ("a,y\n1,\n2,1\n3,\n4,0\n", {"target": "y"}, r"'y' has 2 missing value\(s\), first at rows \[0, 2\]"),
+    ("a,y\n1,\n2,1\n3,\n4,0\n", {"target": "y"},
+     r"'y' has 2 missing value\(s\), first at rows \[0, 2\]"),
     ("a,y\n1,1\n2,1\n3,1\n", {"target": "y", "task": "binary"}, r"one class only \(1\)"),
-    ("a,y\n1,p\n2,p\n3,p\n4,q\n", {"target": "y"}, r"class 'q' .* has 1 row\(s\) \(first at row 3\)"),
+    ("a,y\n1,p\n2,p\n3,p\n4,q\n", {"target": "y"},
+     r"class 'q' .* has 1 row\(s\) \(first at row 3\)"),
     ("a,a,y\n1,2,3\n", {"target": "y"}, r"column name 'a' appears twice"),
     ("", {"target": "y"}, r"is empty"),
     ("a,y\n", {"target": "y"}, r"no data rows"),

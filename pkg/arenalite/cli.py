@@ -469,7 +469,8 @@ def build_parser() -> argparse.ArgumentParser:
             table_command(alias, f"= {spec.name}: {spec.title}", [spec])
     table_flags = _Parser(add_help=False)
     table_flags.add_argument("--target", default=None, metavar="COL",
-                             help="the target column of a table file (required for a file)")
+                             help="the target column of a table file (required for a file; "
+                                  "default: the bundled dataset's)")
     table_flags.add_argument("--task", choices=["binary", "multiclass", "regression"],
                              default=None, help="the task (default: inferred from the target)")
     table_flags.add_argument("--group-column", default=None, metavar="COL",

@@ -151,6 +151,10 @@ def _header(path: Path, sep: str) -> list[str]:
 
 def _read_file(path: Path) -> pd.DataFrame:
     if not path.exists():
+        if not any(path.name.lower().endswith(suffix) for suffix in SUFFIXES):
+            raise ValueError(f"unknown dataset {str(path)!r}; bundled datasets are "
+                             f"{sorted(_bundled())}, and a table file ends in "
+                             f"{', '.join(SUFFIXES)}")
         raise FileNotFoundError(f"table file {str(path)!r} does not exist")
     suffix = _suffix(path)
     if suffix == ".parquet":
@@ -235,9 +239,9 @@ def _check_numeric(series: pd.Series) -> None:
     infinite = np.isinf(values)
     if infinite.any():
         i = int(np.argmax(infinite))
-        raise ValueError(f"column {series.name!r} has an infinite value ({_show(values[i])}) at row "
-                         f"{i} ({int(infinite.sum())} in all); make such cells empty (missing) "
-                         "or finite")
+        raise ValueError(f"column {series.name!r} has an infinite value ({_show(values[i])}) "
+                         f"at row {i} ({int(infinite.sum())} in all); make such cells empty "
+                         "(missing) or finite")
 
 
 def _kind(series: pd.Series, categorical: bool) -> str:
