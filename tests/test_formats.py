@@ -293,9 +293,10 @@ def test_task_metadata_flag_and_its_help(tmp_path, capsys):
     text = " ".join(build_parser()._subparsers._group_actions[0].choices["leaderboard"]
                     .format_help().split())
     assert "--task-metadata FILE" in text
-    assert ("n_samples_train_per_fold and n_samples_test_per_fold (joined by its 'name' column, "
-            "else 'dataset', to the dataset column) are the rows of time_train_s_per_1K and "
-            "time_infer_s_per_1K") in text
+    assert ("one row per split as the tabarena package ships it (joined by tabarena_task_name; "
+            "a task's rows are the mean over its splits of num_instances_train / "
+            "num_instances_test)") in text
+    assert "they are the rows of time_train_s_per_1K and time_infer_s_per_1K" in text
     results = tabarena_split_file()
     results.to_csv(tmp_path / "results.csv", index=False)
     task_metadata().iloc[1:].to_csv(tmp_path / "meta.csv", index=False)
@@ -321,9 +322,11 @@ def _meta_edit(edit):
      r"task_metadata has no row for dataset\(s\) 'd2' of the results \(column 'dataset'\); "
      r"its column 'name' lists \['d0', 'd1'\]"),
     (lambda m: m.drop(columns="n_samples_test_per_fold"), ValueError,
-     r"task_metadata has no column 'n_samples_test_per_fold'; .* its columns are \['tid', "),
+     r"task_metadata has neither layout of TabArena's task metadata: as one row per dataset "
+     r"it lacks the column\(s\) 'n_samples_test_per_fold'; as one row per split .* its "
+     r"columns are \['tid', "),
     (lambda m: m.drop(columns=["name", "dataset"]), ValueError,
-     r"task_metadata has no column 'name' \(or 'dataset'\)"),
+     r"as one row per dataset it lacks the column\(s\) 'name' \(or 'dataset'\); "),
     (lambda m: pd.concat([m, m.iloc[[2]].assign(n_samples_train_per_fold=600)],
                          ignore_index=True), ValueError,
      r"task_metadata lists dataset 'd0' \(column 'name'\) more than once with different "

@@ -441,11 +441,14 @@ def build_parser() -> argparse.ArgumentParser:
                             "runners (arenalite's runners) or long (default: recognised by "
                             "the columns)")
         p.add_argument("--task-metadata", dest="task_metadata", default=None, metavar="FILE",
-                       help="TabArena's task metadata CSV, one row per dataset: its "
-                            "n_samples_train_per_fold and n_samples_test_per_fold (joined by "
-                            "its 'name' column, else 'dataset', to the dataset column) are "
-                            "the rows of time_train_s_per_1K and time_infer_s_per_1K = time "
-                            "x 1000 / rows (default: the results' own columns of those "
+                       help="TabArena's task metadata CSV in either layout: one row per "
+                            "split as the tabarena package ships it (joined by "
+                            "tabarena_task_name; a task's rows are the mean over its splits "
+                            "of num_instances_train / num_instances_test), or one row per "
+                            "dataset (n_samples_train_per_fold / n_samples_test_per_fold, "
+                            "joined by 'name', else 'dataset'); they are the rows of "
+                            "time_train_s_per_1K and time_infer_s_per_1K = time x 1000 / rows "
+                            "(default: the results' own columns of those "
                             "names, else n_train / n_test; none, no per-1K columns)")
         p.add_argument("--format", dest="formats", type=_formats, default=("png",),
                        metavar="png,svg,pdf",

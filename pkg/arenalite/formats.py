@@ -21,13 +21,24 @@ computes them (its rows are the dataset's ``n_samples_train_per_fold`` /
 Per-1K columns already in the results are kept as given.
 
 TabArena's own per-split file carries no row counts: TabArena takes them from its task
-metadata, one row per dataset. :func:`join_task_metadata` reads that table (``load_df``'s
-``task_metadata=``, the CLI's ``--task-metadata FILE``): its ``name`` column (else
-``dataset``) is matched to the results' dataset column, and its
-``n_samples_train_per_fold`` / ``n_samples_test_per_fold`` supply the rows of
-``time_train_s_per_1K`` / ``time_infer_s_per_1K``. Every dataset of the results must be
-in it; a dataset listed twice must have the same counts both times; counts are numbers
-> 0; where the results carry a count column of the same name too, the two must agree.
+metadata. :func:`join_task_metadata` reads that table (``load_df``'s ``task_metadata=``, the
+CLI's ``--task-metadata FILE``) in either of TabArena's layouts, recognised by its columns:
+
+- one row per split, as the ``tabarena`` package ships it
+  (``tabarena/benchmark/task/metadata/sources/data/<suite>_tasks_metadata.csv``): its
+  ``tabarena_task_name`` (else ``dataset_name``) is matched to the results' dataset column,
+  and a task's rows are the means over its splits of ``num_instances_train`` and
+  ``num_instances_test``, as TabArena's ``LeaderboardReporter`` derives them; a split
+  (``repeat``, ``fold``) listed twice must have the same counts both times;
+- one row per dataset, the legacy layout: its ``name`` (else ``dataset``) is matched, and
+  its ``n_samples_train_per_fold`` / ``n_samples_test_per_fold`` are the rows; a dataset
+  listed twice must have the same counts both times.
+
+A frame with the columns of both is read per split. Either way the rows of
+``time_train_s_per_1K`` / ``time_infer_s_per_1K`` come out as the columns
+``n_samples_train_per_fold`` / ``n_samples_test_per_fold``; every dataset of the results
+must be in the metadata; counts are numbers > 0; where the results carry a count column of
+the same name too, the two must agree.
 """
 
 from __future__ import annotations
@@ -50,6 +61,11 @@ METADATA_KEYS = ("name", "dataset")
 """The task metadata's dataset-name column, in order of preference (TabArena has both)."""
 METADATA_COUNTS = ("n_samples_train_per_fold", "n_samples_test_per_fold")
 """The task metadata's row counts per fold: train rows, then test (inference) rows."""
+SPLIT_KEYS = ("tabarena_task_name", "dataset_name")
+"""The per-split task metadata's task-name column, in order of preference."""
+SPLIT_INDEX = ("repeat", "fold")
+SPLIT_COUNTS = ("num_instances_train", "num_instances_test")
+"""The per-split task metadata's row counts of each split: train rows, then test rows."""
 DEFAULTS = {
     "tabarena": {"model": "method", "dataset": "dataset", "metric": "metric",
                  "score": "metric_error", "seed": "fold"},
@@ -188,42 +204,90 @@ def _rows(values: pd.Series, column: str) -> np.ndarray:
 def join_task_metadata(df: pd.DataFrame, dataset: str, metadata: pd.DataFrame) -> pd.DataFrame:
     """``df`` with TabArena's row counts per fold joined from its task metadata (module doc).
 
-    ``dataset`` is the results' dataset column. The result carries the columns
-    ``n_samples_train_per_fold`` and ``n_samples_test_per_fold``, one value per row of
-    ``df`` (its dataset's); errors name the metadata's column, value and row.
+    ``dataset`` is the results' dataset column; ``metadata`` is either layout (module doc).
+    The result carries the columns ``n_samples_train_per_fold`` and
+    ``n_samples_test_per_fold``, one value per row of ``df`` (its dataset's); errors name
+    the metadata's column, value and row.
     """
     if not isinstance(metadata, pd.DataFrame):
         raise TypeError(f"task_metadata must be a path or a pandas DataFrame, got "
                         f"{type(metadata).__name__}")
     if not metadata.index.is_unique:  # e.g. frames concatenated: rows named by position
         metadata = metadata.reset_index(drop=True)
-    key = next((c for c in METADATA_KEYS if c in metadata.columns), None)
-    missing = [c for c in METADATA_COUNTS if c not in metadata.columns]
-    if key is None or missing:
-        absent = ([f"{METADATA_KEYS[0]!r} (or {METADATA_KEYS[1]!r})"] if key is None else []) + [
-            repr(c) for c in missing]
-        raise ValueError(f"task_metadata has no column {' and no column '.join(absent)}; "
-                         f"TabArena's task metadata has one row per dataset with 'name', "
-                         f"'n_samples_train_per_fold' and 'n_samples_test_per_fold'; its "
-                         f"columns are {[str(c) for c in metadata.columns]!r}")
+    layout, key = _layout(metadata)
     names = metadata[key]
     blank = names.isna().to_numpy()
     if blank.any():
-        raise ValueError(f"task_metadata column {key!r} has a missing dataset name in row "
+        what = "task" if layout == "split" else "dataset"
+        raise ValueError(f"task_metadata column {key!r} has a missing {what} name in row "
                          f"{plain(names.index[blank.argmax()])!r}")
     names = names.astype(str)
-    counts = {}
+    if layout == "split":
+        table, said = _per_split_counts(metadata, key, names)
+    else:
+        table, said = _per_dataset_counts(metadata, key, names)
+    wanted = df[dataset].astype(str)
+    absent = sorted(set(wanted[df[dataset].notna()]) - set(table.index))
+    if absent:
+        more = f" and {len(absent) - 10} more" if len(absent) > 10 else ""
+        known = sorted(table.index)
+        raise ValueError(f"task_metadata has no row for dataset(s) "
+                         f"{', '.join(repr(d) for d in absent[:10])}{more} of the results "
+                         f"(column {dataset!r}); its column {key!r} lists {known[:10]!r}"
+                         f"{' …' if len(known) > 10 else ''}{_other_name(metadata, key, absent)}")
+    out = {}
     for column in METADATA_COUNTS:
-        values = metadata[column]
-        numbers = _numbers(values, column, "row counts", where="task_metadata ")
-        bad = ~np.isfinite(numbers) | (numbers <= 0)
-        if bad.any():
-            row = values.index[bad.argmax()]
-            raise ValueError(f"task_metadata column {column!r} has the row count "
-                             f"{plain(values[row])!r} in row {plain(row)!r} (dataset "
-                             f"{names[row]!r}); per-1K times need row counts > 0")
-        counts[column] = pd.Series(numbers, index=metadata.index)
-    table = pd.DataFrame({"name": names, **counts})
+        joined = pd.Series(table[column].reindex(wanted.to_numpy()).to_numpy(), index=df.index)
+        if column in df.columns:
+            given = _numbers(df[column], column, "row counts")
+            differ = given != joined.to_numpy()
+            if differ.any():
+                row = df.index[differ.argmax()]
+                raise ValueError(f"column {column!r} of the results has "
+                                 f"{plain(df[column][row])!r} in row {plain(row)!r} (dataset "
+                                 f"{wanted[row]!r}), but task_metadata says "
+                                 f"{said(wanted[row], column)}; drop one of them")
+        out[column] = joined
+    return df.assign(**out)
+
+
+def _layout(metadata: pd.DataFrame) -> tuple[str, str]:
+    """``("split", key)`` or ``("dataset", key)``: which of TabArena's layouts ``metadata``
+    has (the per-split one where it has the columns of both), and its name column."""
+    columns = set(metadata.columns)
+    lacking = {}
+    for layout, keys, needed in (("split", SPLIT_KEYS, SPLIT_INDEX + SPLIT_COUNTS),
+                                 ("dataset", METADATA_KEYS, METADATA_COUNTS)):
+        key = next((c for c in keys if c in columns), None)
+        absent = ([f"{keys[0]!r} (or {keys[1]!r})"] if key is None else []) + [
+            repr(c) for c in needed if c not in columns]
+        if not absent:
+            return layout, key
+        lacking[layout] = ", ".join(absent)
+    raise ValueError(f"task_metadata has neither layout of TabArena's task metadata: as one row "
+                     f"per dataset it lacks the column(s) {lacking['dataset']}; as one row per "
+                     f"split (TabArena's <suite>_tasks_metadata.csv) it lacks "
+                     f"{lacking['split']}; its columns are "
+                     f"{[str(c) for c in metadata.columns]!r}")
+
+
+def _counts(metadata: pd.DataFrame, column: str, names: pd.Series, what: str) -> pd.Series:
+    """A count column of the task metadata as floats > 0, else a ValueError."""
+    values = metadata[column]
+    numbers = _numbers(values, column, "row counts", where="task_metadata ")
+    bad = ~np.isfinite(numbers) | (numbers <= 0)
+    if bad.any():
+        row = values.index[bad.argmax()]
+        raise ValueError(f"task_metadata column {column!r} has the row count "
+                         f"{plain(values[row])!r} in row {plain(row)!r} ({what} "
+                         f"{names[row]!r}); per-1K times need row counts > 0")
+    return pd.Series(numbers, index=metadata.index)
+
+
+def _per_dataset_counts(metadata: pd.DataFrame, key: str, names: pd.Series):
+    """One row per dataset: its counts as given (each dataset's rows must agree)."""
+    table = pd.DataFrame({"name": names, **{c: _counts(metadata, c, names, "dataset")
+                                            for c in METADATA_COUNTS}})
     for column in METADATA_COUNTS:
         spread = table.groupby("name", sort=False)[column].nunique()
         if (spread > 1).any():
@@ -235,29 +299,66 @@ def join_task_metadata(df: pd.DataFrame, dataset: str, metadata: pd.DataFrame) -
                              f"once with different {column!r}: {shown}; one count per dataset")
     table = table.drop_duplicates("name")
     source = pd.Series(table.index, index=table["name"].to_numpy())
-    table = table.set_index("name")
-    wanted = df[dataset].astype(str)
-    absent = sorted(set(wanted[df[dataset].notna()]) - set(table.index))
-    if absent:
-        more = f" and {len(absent) - 10} more" if len(absent) > 10 else ""
-        known = sorted(table.index)
-        raise ValueError(f"task_metadata has no row for dataset(s) "
-                         f"{', '.join(repr(d) for d in absent[:10])}{more} of the results "
-                         f"(column {dataset!r}); its column {key!r} lists {known[:10]!r}"
-                         f"{' …' if len(known) > 10 else ''}")
-    out = {}
-    for column in METADATA_COUNTS:
-        joined = pd.Series(table[column].reindex(wanted.to_numpy()).to_numpy(), index=df.index)
-        if column in df.columns:
-            given = _numbers(df[column], column, "row counts")
-            differ = given != joined.to_numpy()
-            if differ.any():
-                row = df.index[differ.argmax()]
-                there = source[wanted[row]]
-                raise ValueError(f"column {column!r} of the results has "
-                                 f"{plain(df[column][row])!r} in row {plain(row)!r} (dataset "
-                                 f"{wanted[row]!r}), but task_metadata says "
-                                 f"{plain(metadata.loc[there, column])!r} in its row "
-                                 f"{plain(there)!r}; drop one of them")
-        out[column] = joined
-    return df.assign(**out)
+
+    def said(name: str, column: str) -> str:
+        return (f"{plain(metadata.loc[source[name], column])!r} in its row "
+                f"{plain(source[name])!r}")
+
+    return table.set_index("name"), said
+
+
+def _per_split_counts(metadata: pd.DataFrame, key: str, names: pd.Series):
+    """One row per split: each task's counts are the means over its splits of
+    ``num_instances_train`` / ``num_instances_test``, as TabArena's ``LeaderboardReporter``
+    derives them; a split given twice must have the same counts both times."""
+    table = pd.DataFrame({"name": names}, index=metadata.index)
+    for column in SPLIT_INDEX:
+        values = metadata[column]
+        numbers = _numbers(values, column, "split indices", where="task_metadata ")
+        bad = ~np.isfinite(numbers)
+        if bad.any():
+            row = values.index[bad.argmax()]
+            raise ValueError(f"task_metadata column {column!r} has {plain(values[row])!r} in "
+                             f"row {plain(row)!r} (task {names[row]!r}); every split row needs "
+                             f"its 'repeat' and 'fold'")
+        table[column] = numbers
+    for column in SPLIT_COUNTS:
+        table[column] = _counts(metadata, column, names, "task")
+    split = ["name", *SPLIT_INDEX]
+    for column in SPLIT_COUNTS:
+        spread = table.groupby(split, sort=False)[column].transform("nunique").to_numpy()
+        if (spread > 1).any():
+            first = table.index[spread.argmax()]
+            rows = table.index[(table[split] == table.loc[first, split]).all(axis=1)]
+            shown = ", ".join(f"{plain(metadata.loc[r, column])!r} (row {plain(r)!r})"
+                              for r in rows)
+            raise ValueError(f"task_metadata lists split repeat "
+                             f"{plain(metadata.loc[first, 'repeat'])!r}, fold "
+                             f"{plain(metadata.loc[first, 'fold'])!r} of task "
+                             f"{names[first]!r} (column {key!r}) more than once with different "
+                             f"{column!r}: {shown}; one row per split")
+    table = table.drop_duplicates(split)
+    grouped = table.groupby("name", sort=False)[list(SPLIT_COUNTS)]
+    low, high, splits = grouped.min(), grouped.max(), grouped.size()
+    counts = grouped.mean().where(low != high, low)  # splits that agree: their count exactly
+    counts.columns = list(METADATA_COUNTS)
+
+    def said(name: str, column: str) -> str:
+        given = SPLIT_COUNTS[METADATA_COUNTS.index(column)]
+        return (f"{plain(counts.loc[name, column])!r}, the mean of {given!r} over the "
+                f"{plain(splits[name])!r} split(s) of that task")
+
+    return counts, said
+
+
+def _other_name(metadata: pd.DataFrame, key: str, absent: list[str]) -> str:
+    """A hint where a missing dataset is in the per-split layout's ``dataset_name``."""
+    if key != SPLIT_KEYS[0] or SPLIT_KEYS[1] not in metadata.columns:
+        return ""
+    other = metadata[SPLIT_KEYS[1]].astype(str)
+    found = next((d for d in absent if (other == d).any()), None)
+    if found is None:
+        return ""
+    task = metadata.loc[other.index[(other == found).to_numpy().argmax()], key]
+    return (f"; {found!r} is in its column {SPLIT_KEYS[1]!r} (task {plain(task)!r}), but "
+            f"TabArena matches the results' dataset to {key!r}")

@@ -145,12 +145,14 @@ def load_df(
     the results (``time_train_s``, ``time_infer_s``, the runners' ``total_ms``) are kept
     as columns of ``long_``, with TabArena's per-1K-rows forms.
 
-    ``task_metadata``: TabArena's task metadata (a CSV path or a DataFrame, one row per
-    dataset), which supplies the rows of the per-1K times: its ``name`` column (else
-    ``dataset``) is joined to the dataset column, its ``n_samples_train_per_fold`` /
-    ``n_samples_test_per_fold`` divide ``time_train_s`` / ``time_infer_s``
-    (:func:`arenalite.formats.join_task_metadata`). Without it the rows come from the
-    results' own columns of those names, or ``n_train`` / ``n_test``.
+    ``task_metadata``: TabArena's task metadata (a CSV path or a DataFrame), which supplies
+    the rows of the per-1K times, in either of its layouts
+    (:func:`arenalite.formats.join_task_metadata`): one row per split, as the ``tabarena``
+    package ships it (``tabarena_task_name`` joined to the dataset column, a task's rows the
+    means over its splits of ``num_instances_train`` / ``num_instances_test``), or one row
+    per dataset (``name``, else ``dataset``, with ``n_samples_train_per_fold`` /
+    ``n_samples_test_per_fold``). Without it the rows come from the results' own columns
+    ``n_samples_train_per_fold`` / ``n_samples_test_per_fold``, or ``n_train`` / ``n_test``.
     """
     if not isinstance(df, pd.DataFrame):
         raise TypeError(f"df must be a pandas DataFrame, got {type(df).__name__}; "
