@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arenalite import cli, splits
+from arenalite import cli, runner, splits
 from arenalite.datasets import table
 
 
@@ -199,12 +199,20 @@ def test_a_million_rows_get_the_holdout():
     assert len(persisted["splits"][0]["test"]) == 250_000
 
 
-def test_to_dataset_refuses_what_models_do_not_encode_yet():
-    t = table.read_table(frame(), target="label", name="demo")
-    with pytest.raises(ValueError, match=r"column 'colour' .* is categorical"):
-        table.to_dataset(t)
-    data = table.to_dataset(t, drop=["colour", "flag"])
-    assert data.feature_names == ("x", "code") and data.X.dtype == np.float64
+def test_to_dataset_keeps_typed_columns_for_the_models():
+    t = table.read_table(frame(), target="label", categorical=["code"], name="demo")
+    assert all(isinstance(t.features[c].dtype, pd.CategoricalDtype)
+               for c in ("colour", "flag", "code"))
+    data = table.to_dataset(t)
+    assert isinstance(data.X, pd.DataFrame) and data.feature_names == ("x", "colour", "flag",
+                                                                        "code")
+    numeric = table.to_dataset(t, drop=["colour", "flag", "code"])
+    assert numeric.feature_names == ("x",) and numeric.X.dtype == np.float64
+    persisted = table.make_table_splits(t)
+    results = runner.run({"demo": data}, {"demo": persisted},
+                         [{"name": "knn", "k": 3}, {"name": "attention"}], progress=False)
+    assert len(results) == 2 * len(persisted["splits"])
+    assert results["score"].notna().all()
 
 
 # ----------------------------------------------------------------------------- CLI
@@ -241,6 +249,25 @@ def test_cli_splits_describe_and_run_on_a_file(tmp_path, capsys, flags, kind):
                      "-o", str(tmp_path / "r")]) == 0
     results = pd.read_csv(tmp_path / "r" / "results.csv")
     assert set(results["dataset"]) == {"sales"}
+
+
+def test_cli_runs_a_table_with_text_and_missing_cells(tmp_path, capsys):
+    rng = np.random.default_rng(5)
+    n = 90
+    amount = rng.normal(size=n).round(3).astype(object)
+    amount[::9] = ""
+    colour = rng.choice(["red", "green", "blue", ""], n)
+    df = pd.DataFrame({"colour": colour, "amount": amount, "member": rng.random(n) < 0.5,
+                       "bought": np.where(rng.random(n) < 0.5, "yes", "no")})
+    path = tmp_path / "shop.csv"
+    df.to_csv(path, index=False)
+    common = [str(path), "--target", "bought"]
+    assert cli.main(["splits", *common, "-o", str(tmp_path / "s")]) == 0
+    assert cli.main(["run", *common, "--splits-dir", str(tmp_path / "s"), "--model", "knn",
+                     "--model", "icl_transformer", "-o", str(tmp_path / "r")]) == 0
+    results = pd.read_csv(tmp_path / "r" / "results.csv")
+    assert set(results["model"]) == {"knn", "icl_transformer"}
+    assert results["score"].notna().all()
 
 
 def test_cli_refuses_a_foreign_split_file(tmp_path, capsys):

@@ -28,6 +28,8 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from . import datasets as bundled
 from .browser import dataset_payload
 from .models import check_model, model_label, registry
@@ -112,6 +114,10 @@ def run_to_csv(datasets: Mapping[str, bundled.Dataset], splits: Mapping[str, dic
     bridge does not implement (the registry's ``runners``) is a ValueError before Node or
     the bridge is looked for."""
     payloads = [model_payload(m) for m in models]
+    tables = [name for name, ds in datasets.items() if not isinstance(ds.X, np.ndarray)]
+    if tables:
+        raise ValueError(f"table(s) {tables} have categorical or missing cells, which the "
+                         "WebGPU runner does not encode yet; run them with --runner python")
     bridge = find_bridge(bridge_dir)
     executable = find_node(node)
     env = node_env(vulkan_icd)

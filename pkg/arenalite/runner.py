@@ -55,9 +55,9 @@ class FoldTask:
     repeat: int
     fold: int
     seed: int
-    x_train: np.ndarray
+    x_train: np.ndarray | pd.DataFrame
     y_train: np.ndarray
-    x_test: np.ndarray
+    x_test: np.ndarray | pd.DataFrame
     y_test: np.ndarray
 
 
@@ -150,7 +150,8 @@ def _datasets(datasets: Mapping[str, bundled.Dataset] | Iterable[str]) -> dict:
     return out
 
 
-def _features(ds: bundled.Dataset, excluded: Sequence[str], name: str) -> np.ndarray:
+def _features(ds: bundled.Dataset, excluded: Sequence[str],
+              name: str) -> np.ndarray | pd.DataFrame:
     unknown = [c for c in excluded if c not in ds.feature_names]
     if unknown:
         raise ValueError(f"splits[{name!r}] excludes columns {unknown} that dataset {name!r} "
@@ -159,7 +160,13 @@ def _features(ds: bundled.Dataset, excluded: Sequence[str], name: str) -> np.nda
     keep = [i for i, c in enumerate(ds.feature_names) if c not in drop]
     if not keep:
         raise ValueError(f"splits[{name!r}] excludes every feature column of {name!r}")
+    if isinstance(ds.X, pd.DataFrame):  # a table's typed columns, encoded per model
+        return ds.X.iloc[:, keep]
     return np.asarray(ds.X)[:, keep]
+
+
+def _rows(X: np.ndarray | pd.DataFrame, rows: np.ndarray) -> np.ndarray | pd.DataFrame:
+    return X.iloc[rows] if isinstance(X, pd.DataFrame) else X[rows]
 
 
 def _check_split(name: str, ds: bundled.Dataset, s: Any) -> None:
@@ -206,7 +213,8 @@ def make_tasks(datasets: Mapping[str, bundled.Dataset] | Iterable[str],
                 tasks.append(FoldTask(name, ds.task, ds.n_classes, label, model, entry["id"],
                                       entry["repeat"], entry["fold"],
                                       entry["repeat"] * s["n_folds"] + entry["fold"],
-                                      X[train], y[train], X[test], y[test]))
+                                      _rows(X, train), y[train], _rows(X, test),
+                                      y[test]))
     return tasks
 
 

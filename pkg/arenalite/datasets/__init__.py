@@ -19,10 +19,11 @@ HERE = Path(__file__).parent
 
 @dataclass(frozen=True, eq=False)
 class Dataset:
-    """Features (n × F float64), target (int labels 0 … C−1 or float), task and names."""
+    """Features (n × F float64, or a table's typed columns as a DataFrame), target (int
+    labels 0 … C−1 or float), task and names."""
 
     name: str
-    X: np.ndarray
+    X: np.ndarray | pd.DataFrame
     y: np.ndarray
     task: str
     n_classes: int | None

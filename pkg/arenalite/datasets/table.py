@@ -421,6 +421,10 @@ def read_table(source: Any, *, target: str | None = None, task: str | None = Non
                          f"{list(excluded)})")
     kinds = {c: _kind(frame[c], c in forced) for c in feature_cols}
     features = frame[feature_cols].copy()
+    for col in feature_cols:  # every model reads a categorical column as a category
+        if kinds[col] == "categorical" and not isinstance(features[col].dtype,
+                                                         pd.CategoricalDtype):
+            features[col] = features[col].astype("category")
     features.flags.allows_duplicate_labels = False
     table_name = name if name is not None else (stem or "table")
     if not isinstance(table_name, str) or not table_name:
@@ -467,26 +471,24 @@ def check_table_splits(table: Table, persisted: dict[str, Any], source: str) -> 
 
 
 def to_dataset(table: Table, drop: Any = ()) -> Any:
-    """The numeric :class:`~arenalite.datasets.Dataset` the runner's models take today.
+    """The :class:`~arenalite.datasets.Dataset` the runner's models take.
 
-    Categorical and missing cells are not encoded for the models yet, so a table with any
-    is refused, naming the first such column.
+    A table of complete number columns gives a float64 matrix, as the bundled tables do;
+    one with categorical or missing cells keeps its typed columns as a DataFrame, which
+    :func:`arenalite.models.predict` encodes per model (docs/models.md).
     """
     from . import Dataset
 
     features = table.features.drop(columns=[c for c in drop if c in table.features])
-    for col in features.columns:
-        if table.kinds[col] != "numeric":
-            raise ValueError(f"column {col!r} of table {table.name!r} is categorical; the "
-                             "models do not encode categorical columns yet (leave it out "
-                             "with --leakage-columns)")
-        missing = features[col].isna().to_numpy()
-        if missing.any():
-            raise ValueError(f"column {col!r} of table {table.name!r} has "
-                             f"{int(missing.sum())} missing cell(s), first at rows "
-                             f"{_first_rows(missing)}; the models do not impute yet")
-    X = features.to_numpy(dtype=np.float64)
-    X.flags.writeable = False
+    if not len(features.columns):
+        raise ValueError(f"table {table.name!r} has no feature column left after dropping "
+                         f"{list(drop)}")
+    numeric = all(table.kinds[c] == "numeric" for c in features.columns)
+    if numeric and not features.isna().to_numpy().any():
+        X = features.to_numpy(dtype=np.float64)
+        X.flags.writeable = False
+    else:
+        X = features.reset_index(drop=True)
     return Dataset(table.name, X, table.y, table.task, table.n_classes,
                    tuple(features.columns))
 

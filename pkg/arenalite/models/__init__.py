@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from . import registry, tabicl, tabular_fm, transformer
+from . import encoding, registry, tabicl, tabular_fm, transformer
 from .attention import attention_output, attention_weights
 from .knn import knn_output, neighbours
 from .preprocess import TASKS, Prepared, prepare
@@ -103,6 +103,10 @@ def _context(model: dict[str, Any], x_train: Any, y_train: Any) -> tuple[Any, An
     if model["name"] != "tabular_fm":
         return x_train, y_train
     limit = _fm(model["weights"]).config["max_context"]
+    if encoding.is_frame(x_train):
+        keep = tabular_fm.context_rows(len(x_train), limit)
+        y = np.asarray(y_train)
+        return (x_train, y) if keep is None else (x_train.iloc[keep], y[keep])
     return tabular_fm.subsample(np.asarray(x_train), np.asarray(y_train), limit)
 
 
@@ -153,6 +157,7 @@ def _predict_full(model, X_train, y_train, X_test, task, n_classes):
     model = check_model(model)
     t0 = clock()
     X_train, y_train = _context(model, X_train, y_train)
+    X_train, X_test = encoding.encode(model["name"], X_train, X_test)
     prep = prepare(X_train, y_train, X_test, task, n_classes)
     registry.check_task(model["name"], task)
     prep_ms = (clock() - t0) * 1e3
@@ -184,7 +189,9 @@ def predict(model: dict[str, Any], X_train: Any, y_train: Any, X_test: Any, task
     """Numpy reference output of an in-context model (docs/models.md).
 
     Classification: m × C probabilities whose rows sum to 1. Regression: m predictions
-    in the target's units. Bad shapes, non-finite values, labels outside 0 … C−1, an
-    unknown task or model name raise ``ValueError``/``TypeError``.
+    in the target's units. ``X_train`` and ``X_test`` are arrays of numbers, or both
+    pandas DataFrames with text, category, bool and missing cells, encoded per model
+    (:mod:`arenalite.models.encoding`, docs/models.md). Bad shapes, non-finite values,
+    labels outside 0 … C−1, an unknown task or model name raise ``ValueError``/``TypeError``.
     """
     return predict_timed(model, X_train, y_train, X_test, task, n_classes)[0]

@@ -1,0 +1,184 @@
+"""Tables with categorical and missing cells as the numbers each model takes.
+
+:func:`arenalite.models.predict` accepts pandas DataFrames for ``X_train`` and ``X_test``
+(the raw typed columns a :class:`~arenalite.datasets.table.Table` keeps). Two encodings,
+both fitted on the context (training) rows only and defined in docs/models.md:
+
+- :func:`tabicl_encoding` is what the ``tabicl`` package's ``TransformToNumerical`` does
+  with a DataFrame, so that arenalite's tabicl equals ``TabICLClassifier.fit(df, y)``:
+  string, object, ``category`` and nullable-boolean columns become ordinal codes of their
+  sorted context values (unknown and missing: −1), number columns are mean-imputed, and
+  the columns come categorical first, then numeric, each in frame order. The package
+  leaves numpy ``bool`` and datetime columns out; so does this, with a warning naming them.
+- :func:`common_encoding` serves knn, attention, icl_transformer and tabular_fm: in frame
+  order, a number column mean-imputed; a categorical column (string, object, category,
+  bool) one-hot over its sorted context values when it has at most
+  :data:`MAX_ONE_HOT_LEVELS` of them, else one column of ordinal codes; unknown and
+  missing cells are all zeros (one-hot) or −1 (codes). Standardization follows as for
+  any input.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+MAX_ONE_HOT_LEVELS = 10
+"""A categorical column with more context values than this gets ordinal codes instead of
+one-hot columns (keeps the width within the models' feature limits)."""
+
+
+def is_frame(x: Any) -> bool:
+    """Whether ``x`` is a pandas DataFrame (the models' table input)."""
+    return isinstance(x, pd.DataFrame)
+
+
+def check_frames(train: Any, test: Any) -> None:
+    """Both DataFrames, the same column names in the same order, rows in both."""
+    if not (is_frame(train) and is_frame(test)):
+        raise TypeError("X_train and X_test must both be pandas DataFrames or both arrays; "
+                        f"got {type(train).__name__} and {type(test).__name__}")
+    if list(train.columns) != list(test.columns):
+        extra = [c for c in test.columns if c not in train.columns]
+        lacking = [c for c in train.columns if c not in test.columns]
+        raise ValueError("X_test's columns must be X_train's, in the same order; "
+                         f"X_test lacks {lacking} and has extra {extra}" if extra or lacking
+                         else "X_test's columns must be in X_train's order "
+                         f"{list(train.columns)}, got {list(test.columns)}")
+    if train.columns.duplicated().any():
+        raise ValueError(f"column name {train.columns[train.columns.duplicated()][0]!r} "
+                         "appears twice in X_train")
+    for name, frame in (("X_train", train), ("X_test", test)):
+        if len(frame) == 0:
+            raise ValueError(f"{name} has no rows")
+        if len(frame.columns) == 0:
+            raise ValueError(f"{name} has no feature columns")
+
+
+def _is_numeric(dtype: Any) -> bool:
+    return pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
+
+
+def _is_categorical(dtype: Any) -> bool:
+    return (isinstance(dtype, (pd.CategoricalDtype, pd.StringDtype, pd.BooleanDtype))
+            or pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype))
+
+
+def _check_kinds(train: pd.DataFrame, test: pd.DataFrame) -> None:
+    for col in train.columns:
+        a, b = train[col].dtype, test[col].dtype
+        if _is_numeric(a) != _is_numeric(b):
+            raise TypeError(f"column {col!r} is {a} in X_train but {b} in X_test; give both "
+                            "the same kind (numbers, or text/category)")
+
+
+def _numbers(series: pd.Series, name: str) -> np.ndarray:
+    values = series.to_numpy(dtype=np.float64, na_value=np.nan)
+    bad = np.isinf(values)
+    if bad.any():
+        row = int(np.argmax(bad))
+        raise ValueError(f"{name} column {series.name!r} has an infinite value "
+                         f"{values[row].item()!r} in row {row}; make it empty (missing) or "
+                         "finite")
+    return values
+
+
+def _imputed(train: pd.Series, test: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Missing cells as the context mean (a column missing in every context row: 0)."""
+    a, b = _numbers(train, "X_train"), _numbers(test, "X_test")
+    present = ~np.isnan(a)
+    mean = a[present].mean() if present.any() else 0.0
+    return np.where(present, a, mean), np.where(np.isnan(b), mean, b)
+
+
+def _levels(train: pd.Series) -> pd.Index:
+    """The sorted distinct context values of a categorical column (missing left out)."""
+    values = pd.unique(train.dropna().to_numpy(dtype=object))
+    try:
+        return pd.Index(sorted(values), dtype=object)
+    except TypeError:
+        kinds = sorted({type(v).__name__ for v in values})
+        raise TypeError(f"column {train.name!r} mixes value types {kinds}; a categorical "
+                        "column holds strings only or numbers only") from None
+
+
+def _codes(levels: pd.Index, series: pd.Series) -> np.ndarray:
+    """Each cell's position in ``levels``; unknown and missing: −1."""
+    values = series.to_numpy(dtype=object, na_value=None)
+    return levels.get_indexer(values).astype(np.float64)
+
+
+def _tabicl_roles(frame: pd.DataFrame) -> tuple[list, list, list]:
+    """The package's column roles: categorical, numeric, and left out (bool, datetime…)."""
+    categorical = [c for c in frame.columns if _is_categorical(frame[c].dtype)]
+    numeric = [c for c in frame.columns if _is_numeric(frame[c].dtype)]
+    left = [c for c in frame.columns if c not in categorical and c not in numeric]
+    return categorical, numeric, left
+
+
+def tabicl_encoding(train: pd.DataFrame, test: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """The tabicl package's ``TransformToNumerical`` on a DataFrame (module docstring)."""
+    check_frames(train, test)
+    _check_kinds(train, test)
+    categorical, numeric, left = _tabicl_roles(train)
+    if left:
+        warnings.warn(f"tabicl leaves out column(s) {left} ({[str(train[c].dtype) for c in left]}"
+                      "), as the tabicl package does with bool and datetime columns; make them "
+                      "'category' columns to keep them", stacklevel=3)
+    if not categorical and not numeric:
+        raise ValueError(f"tabicl takes no column of X_train: {left} are all bool or datetime")
+    out_train, out_test = [], []
+    for col in categorical:
+        levels = _levels(train[col])
+        out_train.append(_codes(levels, train[col]))
+        out_test.append(_codes(levels, test[col]))
+    for col in numeric:
+        a, b = _imputed(train[col], test[col])
+        out_train.append(a)
+        out_test.append(b)
+    return np.column_stack(out_train), np.column_stack(out_test)
+
+
+def _common_columns(train: pd.Series, test: pd.Series) -> tuple[list, list]:
+    if _is_numeric(train.dtype):
+        a, b = _imputed(train, test)
+        return [a], [b]
+    if pd.api.types.is_datetime64_any_dtype(train.dtype) or not (
+            _is_categorical(train.dtype) or pd.api.types.is_bool_dtype(train.dtype)):
+        raise TypeError(f"column {train.name!r} has dtype {train.dtype}, which the models do "
+                        "not encode; give numbers, text, bool or category")
+    levels = _levels(train)
+    codes_train, codes_test = _codes(levels, train), _codes(levels, test)
+    if len(levels) > MAX_ONE_HOT_LEVELS:
+        return [codes_train], [codes_test]
+    hot = np.arange(len(levels), dtype=np.float64)
+    return (list((codes_train[:, None] == hot).astype(np.float64).T),
+            list((codes_test[:, None] == hot).astype(np.float64).T))
+
+
+def common_encoding(train: pd.DataFrame, test: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """knn, attention, icl_transformer and tabular_fm's encoding (module docstring)."""
+    check_frames(train, test)
+    _check_kinds(train, test)
+    out_train, out_test = [], []
+    for col in train.columns:
+        a, b = _common_columns(train[col], test[col])
+        out_train.extend(a)
+        out_test.extend(b)
+    return np.column_stack(out_train), np.column_stack(out_test)
+
+
+def encode(model_name: str, train: Any, test: Any) -> tuple[Any, Any]:
+    """The model's encoding of DataFrames; arrays pass through unchanged."""
+    if not (is_frame(train) or is_frame(test)):
+        return train, test
+    if model_name == "tabicl":
+        return tabicl_encoding(train, test)
+    return common_encoding(train, test)
+
+
+__all__ = ["MAX_ONE_HOT_LEVELS", "check_frames", "common_encoding", "encode", "is_frame",
+           "tabicl_encoding"]
