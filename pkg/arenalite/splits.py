@@ -42,25 +42,39 @@ The algorithms, exactly:
   classification); position ``j`` is a test row when ``floor((j + 1) T / n) > floor(j
   T / n)`` — evenly spaced, so class proportions are kept to within one row. One split,
   ``r0-f0``.
-* **Grouped** (``groups`` given): per repeat, ``rng = default_rng(4267)`` permutes the
-  sorted distinct group ids (``rng.permutation(n_groups)``, one draw per repeat in
-  order); walking the groups in that order, a group whose first row falls at
-  cumulative row position ``c`` goes to fold ``floor(3 c / n_rows)``. Entity ids are
-  disjoint between train and test.
+* **Grouped** (``groups`` given), per sample (the default, ``group_labels=None`` or
+  ``"per_sample"``): per repeat, ``rng = default_rng(4267)`` permutes the sorted
+  distinct group ids (``rng.permutation(n_groups)``, one draw per repeat in order);
+  walking the groups in that order, a group whose first row falls at cumulative row
+  position ``c`` goes to fold ``floor(3 c / n_rows)``. Entity ids are disjoint between
+  train and test.
+* **Grouped per group** (``group_labels="per_group"``: one target value per group, checked):
+  the IID algorithm on the groups: repeats by effective training *groups*; ``rng =
+  default_rng(4267)``; per repeat ``perm = rng.permutation(n_groups)``, stably sorted by
+  the group's class code for classification; the group at position ``j`` goes to fold
+  ``j % 3`` with all its rows. Group sizes are ignored; classes are balanced over groups.
 * **Temporal** (``time`` given): rows stably sorted by time are cut into 4 blocks of
   about equal size, each cut moved back to the start of its run of equal times; fold
-  ``k`` trains on blocks ``0..k`` and tests on block ``k + 1`` (expanding window). The
-  latest training time is strictly before the earliest test time. One repeat, no seed.
+  ``k`` tests on block ``k + 1`` and trains on the rows of blocks ``0..k`` whose time is
+  before ``t0 - gap`` (``t0``: the fold's earliest test time; ``gap`` default 0 keeps all
+  of blocks ``0..k``: an expanding window). The latest training time is strictly before
+  ``t0 - gap``. One repeat, no seed.
 
-Train and test index lists are sorted ascending. Leakage columns (group, time and any
-flagged ones) are listed in ``excluded_columns`` for the runners to drop.
+After building, :func:`make_splits` checks grouped folds for a group in train and test and
+temporal folds for a training time at or after ``t0 - gap`` (:func:`validate`'s checks), and
+warns (:class:`RowOrderWarning`) when the target of an IID-kind split follows the row order
+(:func:`row_order_correlation`). Train and test index lists are sorted ascending. Leakage
+columns (group, time and any flagged ones) are listed in ``excluded_columns`` for the
+runners to drop. ``docs/splits.md`` compares these rules with DataFoundry's.
 """
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 import math
 import re
+import warnings
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -86,6 +100,12 @@ KFOLD_FOLDS, KFOLD_REPEATS = 5, 2
 """The gate protocol's 2 × 5 cross-validation (defaults of ``kind="kfold"``)."""
 RANDOM_REPEATS, RANDOM_TEST_FRACTION = 10, 0.3
 """The anomaly-detection protocol's 10 splits of 70 % / 30 % (defaults of ``kind="random"``)."""
+GROUP_LABELS = ("per_sample", "per_group")
+"""``make_splits(group_labels=...)``: labels vary within a group (default) or one per group."""
+ROW_ORDER_MIN_ROWS, ROW_ORDER_MIN_RHO, ROW_ORDER_Z = 50, 0.15, 3.29
+"""Row-order warning: from 50 rows, |rho| above 0.15 (DataFoundry's bound) and above
+3.29 / sqrt(n - 1) (p < 0.001 per class for a shuffled table, whose rho has variance 1/(n-1))."""
+ROW_ORDER_KINDS = ("iid", "holdout", "kfold", "random")
 
 _KEYS = ("schema", "version", "dataset", "n_rows", "task", "kind", "seed", "n_repeats",
          "n_folds", "excluded_columns", "splits")
@@ -230,15 +250,22 @@ def _stratified(order: np.ndarray, codes: np.ndarray | None) -> np.ndarray:
     return order if codes is None else order[np.argsort(codes[order], kind="stable")]
 
 
+def _iid_folds(n: int, codes: np.ndarray | None, n_repeats: int, n_folds: int):
+    """Per repeat, the fold of each of ``n`` units: position j of the (stratified)
+    permutation goes to fold j % n_folds."""
+    rng = np.random.default_rng(IID_SEED)
+    positions = np.arange(n) % n_folds
+    for _ in range(n_repeats):
+        order = _stratified(rng.permutation(n), codes)
+        fold = np.empty(n, dtype=np.int64)
+        fold[order] = positions
+        yield fold
+
+
 def _iid(n_rows: int, codes: np.ndarray | None, n_repeats: int, n_folds: int) -> list[dict]:
     """IID and k-fold: position j of the (stratified) permutation goes to fold j % n_folds."""
-    rng = np.random.default_rng(IID_SEED)
-    positions = np.arange(n_rows) % n_folds
     splits: list[dict] = []
-    for r in range(n_repeats):
-        order = _stratified(rng.permutation(n_rows), codes)
-        fold = np.empty(n_rows, dtype=np.int64)
-        fold[order] = positions
+    for r, fold in enumerate(_iid_folds(n_rows, codes, n_repeats, n_folds)):
         splits.extend(_fold_lists(fold, n_folds, r))
     return splits
 
@@ -256,12 +283,19 @@ def _random(n_rows: int, codes: np.ndarray | None, n_repeats: int, test_rows: in
     return splits
 
 
-def _grouped(groups: np.ndarray, n_repeats: int, n_folds: int) -> list[dict]:
+def _group_codes(groups: np.ndarray, n_folds: int) -> np.ndarray:
+    """Codes 0..G-1 of the sorted distinct group ids; at least ``n_folds`` of them."""
     _, codes = np.unique(groups, return_inverse=True)
+    n_groups = int(codes.max()) + 1
+    if n_groups < n_folds:
+        raise ValueError(f"groups must hold at least {n_folds} distinct ids, got {n_groups}")
+    return codes
+
+
+def _grouped(codes: np.ndarray, n_repeats: int, n_folds: int) -> list[dict]:
+    """Per sample: permuted groups in cumulative row order, cut into ``n_folds`` row thirds."""
     sizes = np.bincount(codes)
-    if len(sizes) < n_folds:
-        raise ValueError(f"groups must hold at least {n_folds} distinct ids, got {len(sizes)}")
-    n_rows = len(groups)
+    n_rows = len(codes)
     rng = np.random.default_rng(IID_SEED)
     splits: list[dict] = []
     for r in range(n_repeats):
@@ -273,7 +307,79 @@ def _grouped(groups: np.ndarray, n_repeats: int, n_folds: int) -> list[dict]:
     return splits
 
 
-def _temporal(time: np.ndarray, n_folds: int) -> list[dict]:
+def _per_group_codes(groups: np.ndarray, codes: np.ndarray, y: np.ndarray, name: str,
+                     target: str) -> np.ndarray:
+    """Each group's target code; ``ValueError`` naming the group and rows if one has two."""
+    _, y_codes = np.unique(y, return_inverse=True)
+    first = np.full(int(codes.max()) + 1, len(codes), dtype=np.int64)
+    np.minimum.at(first, codes, np.arange(len(codes)))
+    differs = y_codes != y_codes[first[codes]]
+    if differs.any():
+        row = int(np.argmax(differs))
+        other = int(first[codes[row]])
+        raise ValueError(
+            f"group_labels='per_group' needs one target value per group, but group "
+            f"{_show(groups[row])} (column {name!r}) has {target} = {_show(y[other])} at row "
+            f"{other} but {_show(y[row])} at row {row}; use group_labels='per_sample'")
+    return y_codes[first]
+
+
+def _grouped_per_group(codes: np.ndarray, classes: np.ndarray | None, n_repeats: int,
+                       n_folds: int) -> list[dict]:
+    """IID folds over the groups (stratified by each group's class, ``classes``), each
+    group's rows together."""
+    splits: list[dict] = []
+    folds = _iid_folds(int(codes.max()) + 1, classes, n_repeats, n_folds)
+    for r, group_fold in enumerate(folds):
+        splits.extend(_fold_lists(group_fold[codes], n_folds, r))
+    return splits
+
+
+def _zero_gap(gap: Any) -> bool:
+    """Whether ``gap`` is a zero number (no gap, valid for any time column)."""
+    return (isinstance(gap, (int, float, np.integer, np.floating))
+            and not isinstance(gap, (bool, np.bool_, np.timedelta64)) and gap == 0)
+
+
+def _gap_value(gap: Any, time: np.ndarray) -> Any:
+    """``gap`` checked against the time column's type; None when it is zero."""
+    if _zero_gap(gap):
+        return None
+    if time.dtype.kind in "mM":
+        if not isinstance(gap, (_dt.timedelta, np.timedelta64)):
+            raise TypeError(f"gap for a {time.dtype} time column must be a timedelta (e.g. "
+                            f"numpy.timedelta64(7, 'D')), got {gap!r}")
+        value = gap.to_timedelta64() if isinstance(gap, pd.Timedelta) else np.timedelta64(gap)
+        if np.isnat(value) or value < np.timedelta64(0):
+            raise ValueError(f"gap must be a non-negative timedelta, got {gap!r}")
+        return None if value == np.timedelta64(0) else value
+    if isinstance(gap, (bool, np.bool_, _dt.timedelta, np.timedelta64)) or not isinstance(
+            gap, (int, float, np.integer, np.floating)):
+        raise TypeError(f"gap for a numeric time column must be a number in its units, "
+                        f"got {gap!r}")
+    if not math.isfinite(gap) or gap < 0:
+        raise ValueError(f"gap must be a finite number at least 0, got {_show(gap)}")
+    return None if gap == 0 else (int(gap) if _is_int(gap) else float(gap))
+
+
+def _span(later: Any, earlier: Any, kind: str) -> Any:
+    """``later - earlier`` without wrap-around: a timedelta, an exact int or a float."""
+    if kind in "mM":
+        return later - earlier
+    if kind in "biu":
+        return int(later) - int(earlier)
+    return float(later) - float(earlier)
+
+
+def _minus(start: Any, gap: Any, kind: str) -> Any:
+    """``start - gap`` in the time column's terms (only called when it is in range)."""
+    if kind in "mM":
+        return start - gap
+    return (int(start) if kind in "biu" and isinstance(gap, int) else float(start)) - gap
+
+
+def _temporal(time: np.ndarray, n_folds: int, gap: Any = None,
+              name: str = "time") -> list[dict]:
     n_rows = len(time)
     order = np.argsort(time, kind="stable")
     sorted_time = time[order]
@@ -285,9 +391,21 @@ def _temporal(time: np.ndarray, n_folds: int) -> list[dict]:
             f"time has too few distinct values ({len(np.unique(time))}) to cut {n_rows} rows "
             f"into {n_folds + 1} ordered blocks"
         )
-    return [_split(0, k, np.sort(order[:bounds[k + 1]]),
-                   np.sort(order[bounds[k + 1]:bounds[k + 2]]))
-            for k in range(n_folds)]
+    splits = []
+    for k in range(n_folds):
+        n_train = bounds[k + 1]
+        if gap is not None:
+            start = sorted_time[n_train]
+            if not _span(start, sorted_time[0], time.dtype.kind) > gap:
+                raise ValueError(
+                    f"gap={_show(gap)} leaves fold {k} no training rows: its test block starts "
+                    f"at row {int(order[n_train])} ({name} {_show(start)}) and no row is more "
+                    f"than the gap before it")
+            limit = _minus(start, gap, time.dtype.kind)
+            n_train = int(np.count_nonzero(sorted_time[:n_train] < limit))
+        splits.append(_split(0, k, np.sort(order[:n_train]),
+                             np.sort(order[bounds[k + 1]:bounds[k + 2]])))
+    return splits
 
 
 def _chosen(kind: str, n_rows: int, codes: np.ndarray | None, n_repeats: int | None,
@@ -321,6 +439,91 @@ def _check_kind(kind: Any, groups: Any, time: Any, n_folds: Any, test_fraction: 
                          f"test_fraction={test_fraction!r} with kind={kind!r}")
 
 
+def _check_options(groups: Any, time: Any, y: Any, gap: Any, group_labels: Any,
+                   target_column: Any, warn_row_order: Any) -> None:
+    if time is None and not _zero_gap(gap):
+        raise ValueError(f"gap applies to temporal splits (give time=...), got gap={gap!r} "
+                         "without time")
+    if group_labels is not None and group_labels not in GROUP_LABELS:
+        raise ValueError(f"group_labels must be None, 'per_sample' or 'per_group', "
+                         f"got {group_labels!r}")
+    if group_labels is not None and groups is None:
+        raise ValueError(f"group_labels={group_labels!r} applies to grouped splits (give "
+                         "groups=...)")
+    if group_labels == "per_group" and y is None:
+        raise ValueError("group_labels='per_group' needs y, to check one target value per "
+                         "group and to stratify the groups")
+    if target_column is not None and not isinstance(target_column, str):
+        raise TypeError(f"target_column must be a string or None, got {target_column!r}")
+    if not isinstance(warn_row_order, (bool, np.bool_)):
+        raise TypeError(f"warn_row_order must be True or False, got {warn_row_order!r}")
+
+
+def _target_name(y: Any, given: str | None) -> str:
+    name = _column_name(y, given)
+    return "y" if name is None else f"column {name!r}"
+
+
+class RowOrderWarning(UserWarning):
+    """The target of an IID-kind split follows the row order (the table looks sorted)."""
+
+
+def row_order_correlation(y: Any, task: str) -> tuple[float, Any]:
+    """Spearman rho between row position and the target, and the class it is for.
+
+    Regression: rho of position and ``y`` (average ranks for ties), class ``None``.
+    Classification: per class, rho of position and the class indicator (for binary
+    targets this is DataFoundry's rho on the codes, up to sign); the class with the
+    largest ``|rho|`` and its signed rho. 0.0 when undefined (a constant target).
+    """
+    if task not in TASKS:
+        raise ValueError(f"task must be one of {TASKS}, got {task!r}")
+    arr = _column(y, "y", np.shape(y)[0] if np.ndim(y) else 0)
+    n = len(arr)
+    centred = np.arange(n, dtype=np.float64) - (n - 1) / 2
+    values, codes, counts = np.unique(arr, return_inverse=True, return_counts=True)
+    if len(values) < 2:
+        return 0.0, None
+    if task == "regression":
+        ranks = (np.cumsum(counts) - (counts + 1) / 2)[codes]
+        ranks -= ranks.mean()
+        return float(centred @ ranks / math.sqrt((centred @ centred) * (ranks @ ranks))), None
+    share = counts / n
+    mean_offset = np.bincount(codes, weights=centred) / counts
+    rho = share * mean_offset / np.sqrt(share * (1 - share) * (n * n - 1) / 12)
+    k = int(np.argmax(np.abs(rho)))
+    label = values[k]
+    return float(rho[k]), label.item() if isinstance(label, np.generic) else label
+
+
+def _warn_row_order(y: np.ndarray, task: str, kind: str, name: str) -> None:
+    """Warn when ``|rho|`` of :func:`row_order_correlation` passes both bounds."""
+    n = len(y)
+    if n < ROW_ORDER_MIN_ROWS:
+        return
+    rho, label = row_order_correlation(y, task)
+    bound = max(ROW_ORDER_MIN_RHO, ROW_ORDER_Z / math.sqrt(n - 1))
+    if not abs(rho) > bound:
+        return
+    if label is None:
+        where = ""
+        if y.dtype.kind in "biuf":
+            half = n // 2
+            where = (f": mean {y[:half].mean():.4g} in rows 0..{half - 1}, "
+                     f"{y[half:].mean():.4g} in rows {half}..{n - 1}")
+        what = f"{name} follows the row order (Spearman rho={rho:+.2f}{where})"
+    else:
+        mean_row = float(np.flatnonzero(y == label).mean())
+        what = (f"{name} follows the row order (Spearman rho={rho:+.2f} for class "
+                f"{_show(label)}, whose rows average row {mean_row:.1f} of 0..{n - 1})")
+    warnings.warn(
+        f"row order leaks the target: {what}; |rho| > {bound:.2f} over {n} rows, so the "
+        f"table looks sorted, not shuffled. The {kind} split draws rows at random and stays "
+        "valid, but sorted rows often mean time or collection order: if so, give time= "
+        "(temporal folds) or groups=.",
+        RowOrderWarning, stacklevel=3)
+
+
 def _excluded_columns(groups: Any, group_column: str | None, time: Any,
                       time_column: str | None, leakage_columns: Any) -> list[str]:
     excluded = [_column_name(groups, group_column) if groups is not None else group_column,
@@ -352,6 +555,10 @@ def make_splits(
     kind: str | None = None,
     n_folds: int | None = None,
     test_fraction: float | None = None,
+    gap: Any = 0,
+    group_labels: str | None = None,
+    target_column: str | None = None,
+    warn_row_order: bool = False,
 ) -> dict[str, Any]:
     """The persisted-split dict (schema version 1) for a dataset of ``n_rows`` rows.
 
@@ -365,6 +572,16 @@ def make_splits(
     ``group_column`` / ``time_column`` (default: the Series' name) and
     ``leakage_columns`` go to ``excluded_columns``. See the module docstring for the
     exact, reproducible algorithms.
+
+    ``gap`` (temporal; in the time column's units, a timedelta for datetimes; default 0)
+    drops the training rows within ``gap`` before each test block. ``group_labels=
+    "per_group"`` (grouped; needs ``y``, one value per group) draws stratified folds over the
+    groups; the default ``None``/``"per_sample"`` keeps the row-balanced grouped folds.
+    Grouped and temporal folds are checked for leakage after building. For an IID-kind split
+    whose target follows the row order a :class:`RowOrderWarning` names ``target_column``
+    (default: the Series' name) when ``warn_row_order=True`` (the table loader's
+    :func:`~arenalite.datasets.table.make_table_splits` asks for it). The defaults give the
+    same files as before these options existed.
     """
     n_rows = _int_param(n_rows, "n_rows", N_FOLDS)
     if task not in TASKS:
@@ -374,6 +591,7 @@ def make_splits(
     if groups is not None and time is not None:
         raise ValueError("give either groups (grouped folds) or time (temporal folds), not both")
     _check_kind(kind, groups, time, n_folds, test_fraction)
+    _check_options(groups, time, y, gap, group_labels, target_column, warn_row_order)
     if n_repeats is not None:
         n_repeats = _int_param(n_repeats, "n_repeats", 1)
     classification = task != "regression"
@@ -395,11 +613,29 @@ def make_splits(
         kind, seed, repeats = "temporal", None, 1
         if n_repeats not in (None, 1):
             raise ValueError(f"temporal splits have exactly one repeat, got n_repeats={n_repeats}")
-        splits = _temporal(_time_values(time, n_rows), folds)
+        times = _time_values(time, n_rows)
+        gap = _gap_value(gap, times)
+        splits = _temporal(times, folds, gap, _column_name(time, time_column) or "time")
+        for entry in splits:
+            _check_time(times, f"make_splits: split {entry['id']!r}",
+                        np.asarray(entry["train"]), np.asarray(entry["test"]), gap)
     elif groups is not None:
         kind = "grouped"
-        repeats = n_repeats or n_repeats_for(effective_training_rows(n_rows, folds))
-        splits = _grouped(_column(groups, "groups", n_rows), repeats, folds)
+        ids = _column(groups, "groups", n_rows)
+        group_codes = _group_codes(ids, folds)
+        if group_labels == "per_group":
+            by_group = _per_group_codes(ids, group_codes, y_arr,
+                                        _column_name(groups, group_column) or "groups",
+                                        _target_name(y, target_column))
+            repeats = n_repeats or n_repeats_for(effective_training_rows(len(by_group), folds))
+            splits = _grouped_per_group(group_codes, by_group if classification else None,
+                                        repeats, folds)
+        else:
+            repeats = n_repeats or n_repeats_for(effective_training_rows(n_rows, folds))
+            splits = _grouped(group_codes, repeats, folds)
+        for entry in splits:
+            _check_groups(ids, group_codes, f"make_splits: split {entry['id']!r}",
+                          np.asarray(entry["train"]), np.asarray(entry["test"]))
     elif n_rows >= HOLDOUT_MIN_ROWS:
         kind, seed, repeats, folds = "holdout", HOLDOUT_SEED, 1, 1
         if n_repeats not in (None, 1):
@@ -410,6 +646,8 @@ def make_splits(
         repeats = n_repeats or n_repeats_for(effective_training_rows(n_rows, folds))
         splits = _iid(n_rows, codes, repeats, folds)
 
+    if warn_row_order and y is not None and kind in ROW_ORDER_KINDS:
+        _warn_row_order(y_arr, task, kind, _target_name(y, target_column))
     excluded = _excluded_columns(groups, group_column, time, time_column, leakage_columns)
     return {"schema": SCHEMA, "version": VERSION, "dataset": dataset, "n_rows": n_rows,
             "task": task, "kind": kind, "seed": seed, "n_repeats": repeats, "n_folds": folds,
@@ -570,23 +808,33 @@ def _check_partitions(splits: dict[str, Any], tests: list[np.ndarray], source: s
                              "(each row must be tested exactly once per repeat)")
 
 
-def _check_groups(ids: np.ndarray, where: str, train: np.ndarray, test: np.ndarray) -> None:
-    shared = np.isin(ids[test], ids[train])
+def _check_groups(ids: np.ndarray, codes: np.ndarray, where: str, train: np.ndarray,
+                  test: np.ndarray) -> None:
+    """No group (``codes``: one per row, 0..G-1) in both train and test."""
+    in_train = np.zeros(int(codes.max()) + 1, dtype=bool)
+    in_train[codes[train]] = True
+    shared = in_train[codes[test]]
     if shared.any():
         row = int(test[np.argmax(shared)])
         raise ValueError(f"{where}: group {_show(ids[row])} (row {row}) is in both train and test")
 
 
-def _check_time(time: np.ndarray, where: str, train: np.ndarray, test: np.ndarray) -> None:
+def _check_time(time: np.ndarray, where: str, train: np.ndarray, test: np.ndarray,
+                gap: Any = None) -> None:
+    """The latest training time is before the earliest test time, by more than ``gap``."""
     latest_train = time[train].max()
     earliest_test = time[test].min()
-    if not latest_train < earliest_test:
+    if gap is None and not latest_train < earliest_test:
         row = int(train[np.argmax(time[train])])
         raise ValueError(f"{where}: training row {row} at time {latest_train} is not before "
                          f"the earliest test time {earliest_test}")
+    if gap is not None and not _span(earliest_test, latest_train, time.dtype.kind) > gap:
+        row = int(train[np.argmax(time[train])])
+        raise ValueError(f"{where}: training row {row} at time {latest_train} is not more than "
+                         f"gap={_show(gap)} before the earliest test time {earliest_test}")
 
 
-def validate(splits: Any, *, groups: Any = None, time: Any = None,
+def validate(splits: Any, *, groups: Any = None, time: Any = None, gap: Any = 0,
              source: str = "splits") -> None:
     """Raise ``ValueError``/``TypeError`` unless ``splits`` is a valid version-1 split dict.
 
@@ -597,12 +845,16 @@ def validate(splits: Any, *, groups: Any = None, time: Any = None,
     least 2 folds, and that random has one fold per repeat whose test part holds
     :func:`random_test_rows` rows. With ``groups`` (one id per row) no id may be in both train
     and test; with ``time`` (one value per row) every training row must precede every
-    test row.
+    test row, by more than ``gap`` (as in :func:`make_splits`).
     """
     _check_header(splits, source)
     n_rows = splits["n_rows"]
+    if time is None and not _zero_gap(gap):
+        raise ValueError(f"gap is checked against time; give time=... with gap={gap!r}")
     ids = None if groups is None else _column(groups, "groups", n_rows)
+    codes = None if ids is None else np.unique(ids, return_inverse=True)[1]
     times = None if time is None else _time_values(time, n_rows)
+    gap = None if times is None else _gap_value(gap, times)
     seen: set[str] = set()
     tests = []
     for k, entry in enumerate(splits["splits"]):
@@ -610,9 +862,9 @@ def validate(splits: Any, *, groups: Any = None, time: Any = None,
         tests.append(test)
         where = f"{source}: split {entry['id']!r}"
         if ids is not None:
-            _check_groups(ids, where, train, test)
+            _check_groups(ids, codes, where, train, test)
         if times is not None:
-            _check_time(times, where, train, test)
+            _check_time(times, where, train, test, gap)
     if splits["kind"] in ("iid", "grouped", "kfold"):
         _check_partitions(splits, tests, source)
 
@@ -655,11 +907,12 @@ def save(splits: dict[str, Any], path: str | Path) -> Path:
     return path
 
 
-def load(path: str | Path, *, groups: Any = None, time: Any = None) -> dict[str, Any]:
+def load(path: str | Path, *, groups: Any = None, time: Any = None,
+         gap: Any = 0) -> dict[str, Any]:
     """Read and validate a persisted-split JSON file (see :func:`validate`).
 
     Pass the dataset's ``groups`` / ``time`` columns to also check that entity ids are
-    disjoint and that training never follows the test period.
+    disjoint and that training never follows the test period (by more than ``gap``).
     """
     path = Path(path)
     text = path.read_text(encoding="utf-8")
@@ -671,7 +924,7 @@ def load(path: str | Path, *, groups: Any = None, time: Any = None) -> dict[str,
         splits = json.loads(text)
     except json.JSONDecodeError as err:
         raise ValueError(f"{path} is not valid JSON: {err}") from None
-    validate(splits, groups=groups, time=time, source=str(path))
+    validate(splits, groups=groups, time=time, gap=gap, source=str(path))
     return splits
 
 

@@ -448,7 +448,7 @@ def make_table_splits(table: Table, **options: Any) -> dict[str, Any]:
         dataset=table.name, group_column=table.group_column, time_column=table.time_column,
         leakage_columns=[c for c in table.excluded_columns
                          if c not in (table.group_column, table.time_column)],
-        **options)
+        target_column=table.target, **{"warn_row_order": True, **options})
     persisted["fingerprint"] = fingerprint(table)
     return persisted
 
