@@ -149,7 +149,12 @@ def _header(path: Path, sep: str) -> list[str]:
         return next(csv.reader(handle, delimiter=sep), [])
 
 
-def _read_file(path: Path) -> pd.DataFrame:
+SNIFF_ROWS = 1000
+"""Rows read first to find the text columns, which are then parsed straight into pandas
+categories (faster than text, and what the models take)."""
+
+
+def _read_file(path: Path, roles: tuple = ()) -> pd.DataFrame:
     if not path.exists():
         if not any(path.name.lower().endswith(suffix) for suffix in SUFFIXES):
             raise ValueError(f"unknown dataset {str(path)!r}; bundled datasets are "
@@ -175,13 +180,17 @@ def _read_file(path: Path) -> pd.DataFrame:
             raise ValueError(f"{str(path)!r}: column name {name!r} appears twice (at "
                              f"position {header.index(name)} and {position}); rename one")
         seen.add(name)
-    frame = pd.read_csv(path, sep=sep, encoding="utf-8-sig", low_memory=False)
+    sniffed = pd.read_csv(path, sep=sep, encoding="utf-8-sig", nrows=SNIFF_ROWS)
+    text = {c: "category" for c in sniffed.columns if c not in roles and (
+        pd.api.types.is_object_dtype(sniffed[c].dtype)
+        or pd.api.types.is_string_dtype(sniffed[c].dtype))}
+    frame = pd.read_csv(path, sep=sep, encoding="utf-8-sig", low_memory=False, dtype=text)
     if len(frame) == 0:
         raise ValueError(f"{str(path)!r} has a header but no data rows")
     return frame
 
 
-def _source_frame(source: Any) -> tuple[pd.DataFrame, str | None]:
+def _source_frame(source: Any, roles: tuple = ()) -> tuple[pd.DataFrame, str | None]:
     if isinstance(source, pd.DataFrame):
         if source.columns.duplicated().any():
             name = source.columns[source.columns.duplicated()][0]
@@ -194,7 +203,7 @@ def _source_frame(source: Any) -> tuple[pd.DataFrame, str | None]:
         return source.reset_index(drop=True), None
     if isinstance(source, (str, Path)):
         path = Path(source)
-        return _read_file(path), default_name(path)
+        return _read_file(path, roles), default_name(path)
     raise TypeError(f"a table is a bundled name, a file path or a pandas DataFrame, got "
                     f"{type(source).__name__}")
 
@@ -244,33 +253,52 @@ def _check_numeric(series: pd.Series) -> None:
                          "(missing) or finite")
 
 
-def _kind(series: pd.Series, categorical: bool) -> str:
-    """``numeric`` or ``categorical``; refuses stray non-numbers and per-row unique text."""
+def _kind(series: pd.Series, categorical: bool) -> tuple[str, pd.Series]:
+    """``numeric`` or ``categorical`` and the column as stored (a categorical one as a
+    pandas ``category``); refuses stray non-numbers and per-row unique text. Text is
+    checked on its distinct values (one factorize), so a million rows cost little."""
     dtype = series.dtype
-    if categorical or isinstance(dtype, pd.CategoricalDtype) or pd.api.types.is_bool_dtype(dtype):
-        return "categorical"
+    if isinstance(dtype, pd.CategoricalDtype) and not _text_categories(dtype):
+        return "categorical", series
+    if categorical or pd.api.types.is_bool_dtype(dtype):
+        return "categorical", series.astype("category")
     if pd.api.types.is_numeric_dtype(dtype):
         _check_numeric(series)
-        return "numeric"
+        return "numeric", series
     if pd.api.types.is_datetime64_any_dtype(dtype):
         raise ValueError(f"column {series.name!r} holds dates: name it with time_column= "
                          "(--time-column) or leave it out with leakage_columns=")
-    present = series.notna().to_numpy()
-    numbers = pd.to_numeric(series, errors="coerce").notna().to_numpy()
-    strays = present & ~numbers
-    if present.any() and numbers.sum() >= NUMERIC_SHARE * present.sum() and strays.any():
-        i = int(np.argmax(strays))
+    if isinstance(dtype, pd.CategoricalDtype):
+        codes, uniques = series.cat.codes.to_numpy(), series.cat.categories
+    else:
+        codes, uniques = pd.factorize(series, sort=True)
+    present = codes >= 0
+    is_number = pd.to_numeric(pd.Series(uniques, dtype=object),
+                              errors="coerce").notna().to_numpy()
+    stray_rows = present & ~is_number[codes]
+    n_present, n_numbers = int(present.sum()), int(np.count_nonzero(is_number[codes[present]]))
+    if n_present and n_numbers >= NUMERIC_SHARE * n_present and stray_rows.any():
+        i = int(np.argmax(stray_rows))
         raise ValueError(f"column {series.name!r} holds numbers but row {i} has "
-                         f"{_show(series.iloc[i])} ({int(strays.sum())} such cells); make it "
-                         "an empty cell (missing), or name the column in categorical= "
+                         f"{_show(series.iloc[i])} ({int(stray_rows.sum())} such cells); make "
+                         "it an empty cell (missing), or name the column in categorical= "
                          "(--categorical)")
     n = len(series)
-    if n >= UNIQUE_TEXT_MIN_ROWS and series.nunique(dropna=True) == n:
+    if n >= UNIQUE_TEXT_MIN_ROWS and len(uniques) == n:
         raise ValueError(f"column {series.name!r} is text with a different value in every "
                          f"row (row 0: {_show(series.iloc[0])}), an id rather than a feature; "
                          "name it in leakage_columns= (--leakage-columns) to leave it out, or "
                          "as group_column= if rows of one entity share it")
-    return "categorical"
+    if isinstance(dtype, pd.CategoricalDtype):
+        return "categorical", series
+    return "categorical", pd.Series(pd.Categorical.from_codes(codes, uniques),
+                                    index=series.index, name=series.name)
+
+
+def _text_categories(dtype: pd.CategoricalDtype) -> bool:
+    categories = dtype.categories
+    return (pd.api.types.is_object_dtype(categories.dtype)
+            or pd.api.types.is_string_dtype(categories.dtype))
 
 
 def _task_of(y: pd.Series) -> str:
@@ -383,7 +411,7 @@ def read_table(source: Any, *, target: str | None = None, task: str | None = Non
         stem, target = source, target or entry["target"]
         task = task or entry["task"]
     else:
-        frame, stem = _source_frame(source)
+        frame, stem = _source_frame(source, (group_column, time_column))
     if target is None:
         raise ValueError(f"name the target column with target= (--target); the columns are "
                          f"{list(frame.columns)}")
@@ -419,12 +447,10 @@ def read_table(source: Any, *, target: str | None = None, task: str | None = Non
     if not feature_cols:
         raise ValueError(f"no feature columns are left (target {target!r}, excluded "
                          f"{list(excluded)})")
-    kinds = {c: _kind(frame[c], c in forced) for c in feature_cols}
-    features = frame[feature_cols].copy()
-    for col in feature_cols:  # every model reads a categorical column as a category
-        if kinds[col] == "categorical" and not isinstance(features[col].dtype,
-                                                         pd.CategoricalDtype):
-            features[col] = features[col].astype("category")
+    typed = {c: _kind(frame[c], c in forced) for c in feature_cols}
+    kinds = {c: kind for c, (kind, _) in typed.items()}
+    # every model reads a categorical column as a pandas category
+    features = pd.DataFrame({c: column for c, (_, column) in typed.items()})
     features.flags.allows_duplicate_labels = False
     table_name = name if name is not None else (stem or "table")
     if not isinstance(table_name, str) or not table_name:
