@@ -659,6 +659,71 @@ if CHECKPOINT.is_file():
 else:
     print(f"{CHECKPOINT} is not here: download and upload it (steps above) to rank TabICLv2")'''),
         ]),
+    "10_your_own_table": notebook(
+        "Your own table",
+        """
+Time the models on **your own table**: a CSV (or `.csv.gz`, `.tsv`) with text columns,
+missing cells, an entity id or a timestamp. In JupyterLite, drag the file onto the file
+browser on the left: it lands beside this notebook, and nothing leaves your machine. Then
+set `TABLE` and `TARGET` below. Until then the notebook uses `penguins.csv`, the Palmer
+penguins (344 rows, text columns and missing cells; CC0 data, taken from the
+`palmerpenguins` wheel on PyPI: `penguins.md` beside it gives the source).
+""",
+        [
+            md("""
+`read_table` types every column (numbers, or categories for text and bools), counts the
+missing cells, maps the class labels to 0 … C−1 and refuses a bad table with one message
+naming the column, the value and the row (docs/tables.md). `describe` prints what it saw
+and the split rule SPEC §6 applies. Give `group_column=` (rows of one entity never on both
+sides), `time_column=` (train only on the past) or `leakage_columns=` when the table has
+them:
+"""),
+            code('''from pathlib import Path
+
+from arenalite import runner, splits
+from arenalite.datasets import table
+
+TABLE = Path("penguins.csv")  # the file you dropped into the file browser
+TARGET = "species"
+own = table.read_table(TABLE, target=TARGET)
+print(table.describe(own))'''),
+            md("""
+The persisted splits, with the table's fingerprint: `arenalite run` and the timing page
+refuse this file for any other table. Saved beside the notebook's temporary folder here;
+download it from the file browser when you save it next to your table:
+"""),
+            code('''import tempfile
+
+persisted = table.make_table_splits(own)
+path = splits.save(persisted, Path(tempfile.gettempdir()) / f"{own.name}.splits.json")
+print(f"{path.name}: {persisted['kind']}, {len(persisted['splits'])} splits, fingerprint "
+      f"{persisted['fingerprint']['target_sha256'][:12]}…")
+first = {**persisted, "n_repeats": 2,
+         "splits": [e for e in persisted["splits"] if e["repeat"] < 2]}  # quick in a browser'''),
+            md("""
+The models on the first two repeats. Each encodes text and missing cells as docs/models.md
+("Tables") defines: one-hot or ordinal codes and context means for knn, attention and
+icl_transformer; tabicl exactly as the `tabicl` package does. tabicl runs when its
+checkpoint is beside the notebook (upload it as in "TabICLv2 from your own checkpoint"):
+"""),
+            code('''data = {own.name: table.to_dataset(own, drop=persisted["excluded_columns"])}
+first["excluded_columns"] = []  # to_dataset has left them out
+models = [{"name": "knn", "k": 5}, {"name": "knn", "k": 15}, {"name": "attention"},
+          {"name": "icl_transformer"}]
+CHECKPOINT = Path("tabicl-classifier-v2-20260212.ckpt")
+if CHECKPOINT.is_file():
+    models.append({"name": "tabicl", "weights": str(CHECKPOINT), "label": "tabicl (TabICLv2)"})
+results = runner.run(data, {own.name: first}, models, progress=False)
+results.groupby(["metric", "model"])["score"].mean().unstack("model").round(4)'''),
+            md("""
+Ranked like any results table, each split a match day:
+"""),
+            code('''bench = arenalite.load_df(results, seed="seed")
+agg = bench.aggregate_ranking()
+agg.table'''),
+            code('''fig = agg.plot(title=f"Models on {own.name}")
+fig'''),
+        ]),
 }
 
 

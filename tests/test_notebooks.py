@@ -30,7 +30,7 @@ matplotlib.use("Agg")
 
 CONTENT = Path(__file__).resolve().parents[1] / "content"
 NOTEBOOKS = sorted(CONTENT.glob("*.ipynb"))
-EXPECTED = {"01_quick_start", "02_performance_profiles", "03_three_rankings",
+EXPECTED = {"01_quick_start", "02_performance_profiles", "03_three_rankings", "10_your_own_table",
             "04_statistics_and_gate", "05_auroc_vs_auprc", "06_splits_and_webgpu",
             "07_gate_protocol", "08_tabular_fm", "09_tabicl_own_checkpoint"}
 
@@ -80,7 +80,7 @@ def finish(cell: types.CoroutineType, where: str) -> None:
     raise RuntimeError(f"{where} awaited something, and WASI has no event loop to run it")
 
 
-def test_the_nine_notebooks_exist() -> None:
+def test_the_ten_notebooks_exist() -> None:
     assert {p.stem for p in NOTEBOOKS} == EXPECTED
 
 

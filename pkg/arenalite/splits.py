@@ -519,8 +519,9 @@ def _warn_row_order(y: np.ndarray, task: str, kind: str, name: str) -> None:
     warnings.warn(
         f"row order leaks the target: {what}; |rho| > {bound:.2f} over {n} rows, so the "
         f"table looks sorted, not shuffled. The {kind} split draws rows at random and stays "
-        "valid, but sorted rows often mean time or collection order: if so, give time= "
-        "(temporal folds) or groups=.",
+        "valid, but sorted rows often mean time or collection order: if so, give the time "
+        "column (time=, time_column=, --time-column: temporal folds) or the entity column "
+        "(groups=, group_column=, --group-column).",
         RowOrderWarning, stacklevel=3)
 
 
