@@ -290,3 +290,28 @@ def test_cli_file_without_target_is_one_message(tmp_path, capsys):
     path = numeric_csv(tmp_path)
     assert cli.main(["describe", str(path)]) == 2
     assert "needs --target COL" in capsys.readouterr().err
+
+
+def test_cli_splits_gap_and_group_labels(tmp_path, capsys):
+    path = numeric_csv(tmp_path)
+    base = [str(path), "--target", "sold"]
+    assert cli.main(["splits", *base, "--time-column", "day", "--leakage-columns", "shop",
+                     "-o", str(tmp_path / "a")]) == 0
+    assert cli.main(["splits", *base, "--time-column", "day", "--leakage-columns", "shop",
+                     "--gap", "3D", "-o", str(tmp_path / "b")]) == 0
+    plain, gapped = (json.loads((tmp_path / d / "sales.splits.json").read_text())
+                     for d in ("a", "b"))
+    for a, b in zip(plain["splits"], gapped["splits"], strict=True):
+        assert a["test"] == b["test"] and set(b["train"]) < set(a["train"])
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["splits", *base, "--time-column", "day", "--gap", "soon",
+                  "-o", str(tmp_path / "c")])
+    assert stop.value.code == 2
+    assert "--gap must be a number or a duration" in capsys.readouterr().err
+    df = pd.read_csv(path)
+    df["sold"] = df["shop"].map({f"s{i}": i % 2 for i in range(6)})
+    df.to_csv(path, index=False)
+    assert cli.main(["splits", *base, "--group-column", "shop", "--leakage-columns", "day",
+                     "--group-labels", "per_group", "-o", str(tmp_path / "d")]) == 0
+    written = json.loads((tmp_path / "d" / "sales.splits.json").read_text())
+    assert written["kind"] == "grouped"

@@ -501,6 +501,14 @@ def build_parser() -> argparse.ArgumentParser:
                         help="folds per repeat with --kind kfold (default 5)")
     splits.add_argument("--test-fraction", type=float, default=None,
                         help="share of rows tested per split with --kind random (default 0.3)")
+    splits.add_argument("--gap", type=_gap, default=0, metavar="GAP",
+                        help="temporal folds: leave out the training rows within GAP before "
+                             "each test block, a number in the time column's units or a "
+                             "duration such as 7D or 12h for dates (default: 0)")
+    splits.add_argument("--group-labels", choices=["per_sample", "per_group"], default=None,
+                        help="grouped folds: per_group when each group has one label (folds "
+                             "stratified over the groups), per_sample otherwise (default: "
+                             "per_sample)")
     describe = sub.add_parser("describe", help="print what the table loader sees of a table",
                               parents=[table_flags])
     describe.add_argument("datasets", nargs="+", metavar="TABLE",
@@ -657,6 +665,21 @@ def _column_list(text: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in text.split(",") if part.strip())
 
 
+def _gap(text: str) -> Any:
+    """``--gap``: a number, or a pandas duration (``7D``, ``12h``) for a date time column."""
+    try:
+        return float(text) if float(text) != int(float(text)) else int(float(text))
+    except (ValueError, OverflowError):
+        pass
+    import pandas as pd
+
+    try:
+        return pd.Timedelta(text).to_pytimedelta()
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--gap must be a number or a duration such as 7D or "
+                                         f"12h, got {text!r}") from None
+
+
 def table_options(args: argparse.Namespace) -> dict[str, Any]:
     """The table flags as :func:`arenalite.datasets.table.read_table` keywords."""
     return {"target": args.target, "task": args.task, "group_column": args.group_column,
@@ -809,8 +832,11 @@ def run_command(args: argparse.Namespace) -> int:
                       f"{error.strerror}") from error
     if args.command == "splits":
         kind = None if args.kind == "adaptive" else args.kind
+        extra = {k: v for k, v in (("gap", args.gap), ("group_labels", args.group_labels))
+                 if v not in (None, 0)}
         for path in write_splits(args.datasets, out, args, kind=kind, n_repeats=args.n_repeats,
-                                 n_folds=args.n_folds, test_fraction=args.test_fraction):
+                                 n_folds=args.n_folds, test_fraction=args.test_fraction,
+                                 **extra):
             print(path)
         return 0
     if args.command == "run":
