@@ -176,19 +176,22 @@ function listModels() {
       { type: "checkbox", id: `use-${e.name}`, name: "model", value: e.name, checked: !needsFile });
     const label = cell("label", ` — ${e.summary}`, { for: box.id });
     label.prepend(cell("code", e.name));
-    div.append(box, label);
+    // the parameters as a grid under the model: label, input, help (one row each)
+    const params = cell("div", "", { class: "params" });
     for (const key of Object.keys(e.params)) {
       if (e.params[key].type === "weights" && !e.params[key].file) {
-        div.append(...weightsFileInput(e, key));
+        params.append(...weightsFileInput(e, key));
         continue;
       }
       const attrs = paramInput(e, key);
       if (!attrs) continue;
       const input = document.createElement("input");
       for (const [k, v] of Object.entries(attrs)) input.setAttribute(k, v);
-      div.append(cell("label", key, { for: attrs.id, class: "param" }), input);
-      if (e.params[key].help) div.append(cell("span", e.params[key].help, { id: `${attrs.id}-help`, class: "help" }));
+      params.append(cell("label", key, { for: attrs.id, class: "param" }), input,
+        cell("span", e.params[key].help ?? "", { id: `${attrs.id}-help`, class: "help" }));
     }
+    div.append(box, label);
+    if (params.childElementCount) div.append(params);
     return div;
   });
   $("model-list").replaceChildren(...rows);

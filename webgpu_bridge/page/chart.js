@@ -88,6 +88,24 @@ const median = (values) => {
 };
 
 /**
+ * The stage legend's entries placed left to right from the plot's left edge, wrapped onto a
+ * new line before one would pass `width`; each name is every bar's name of that stage
+ * (e.g. "layer 0 / row 0"), so the legend and the bars never disagree.
+ */
+function legendLayout(legend, width) {
+  const placed = [];
+  let lx = LABEL_W;
+  let ly = 22;
+  legend.forEach((n) => {
+    const w = 14 + 7 * n.length + 14;
+    if (lx > LABEL_W && lx + w > width) { lx = LABEL_W; ly += 16; }
+    placed.push({ n, lx, ly });
+    lx += w;
+  });
+  return placed;
+}
+
+/**
  * An <svg> of where the time goes: per model × dataset one stacked bar of the median
  * wall ms of each stage over splits (embed, layer 0, layer 1, …, head), from the rows'
  * `stages` (resultRow); a legend names the stages.
@@ -105,25 +123,30 @@ export function stageChart(rows, title = "Where the time goes: median ms per sta
     })));
     // the model's own names of its layers where it gives them (tabicl: row blocks, ICL layers)
     const own = mine[0].stages.layerNames;
-    const stageNames = names.map((n, i) => (own && i >= 1 && i <= own.length ? own[i - 1] : n));
+    const ownLayers = mine[0].stages.layers.length;
+    // a stage the model lacks (knn's one layer padded to tabicl's four) is named "" and
+    // left out of the legend
+    const stageNames = names.map((n, i) => (i >= 1 && i <= nLayers && i > ownLayers ? ""
+      : own && i >= 1 && i <= own.length ? own[i - 1] : n));
     return { label: key.replace("\u0000", " · "), parts, stageNames };
   });
-  const top = 40;
-  const height = top + bars.length * (BAR + 4) + 30;
   const width = LABEL_W + PLOT_W + VALUE_W;
+  const legendAt = legendLayout(names.map((_, i) =>
+    [...new Set(bars.map((b) => b.stageNames[i]).filter(Boolean))].join(" / ")), width);
+  const legend = legendAt.map((e) => e.n);
+  const top = legendAt[legendAt.length - 1].ly + 18;
+  const height = top + bars.length * (BAR + 4) + 30;
   const xMax = niceMax(Math.max(...bars.map((b) => b.parts.reduce((a, v) => a + v, 0))));
   const svg = el("svg", { viewBox: `0 0 ${width} ${height}`, role: "img", class: "chart",
     "aria-labelledby": "stage-title stage-desc" });
   svg.append(el("title", { id: "stage-title" }, title));
   svg.append(el("desc", { id: "stage-desc" }, bars.map((b) => `${b.label}: ` +
-    b.parts.map((v, i) => `${b.stageNames[i]} ${formatNumber(v)} ms`).join(", ")).join("; ")));
+    b.parts.flatMap((v, i) => (b.stageNames[i] ? [`${b.stageNames[i]} ${formatNumber(v)} ms`] : []))
+      .join(", ")).join("; ")));
   svg.append(el("text", { x: LABEL_W, y: 16, class: "chart-title" }, title));
-  // the legend: the bars' own stage names when they all share them, else embed, layer l, head
-  const legend = bars.every((b) => b.stageNames.join() === bars[0].stageNames.join()) ? bars[0].stageNames : names;
-  legend.forEach((n, i) => {
-    const lx = LABEL_W + i * 80;
-    svg.append(el("rect", { x: lx, y: 22, width: 10, height: 10, fill: PALETTE[i % PALETTE.length] }));
-    svg.append(el("text", { x: lx + 14, y: 31, class: "chart-legend" }, n));
+  legendAt.forEach(({ n, lx, ly }, i) => {
+    svg.append(el("rect", { x: lx, y: ly, width: 10, height: 10, fill: PALETTE[i % PALETTE.length] }));
+    svg.append(el("text", { x: lx + 14, y: ly + 9, class: "chart-legend" }, n));
   });
   bars.forEach((b, j) => {
     const y = top + j * (BAR + 4);
@@ -135,8 +158,8 @@ export function stageChart(rows, title = "Where the time goes: median ms per sta
         class: "chart-stage", "data-stage": b.stageNames[i] });
       rect.append(el("title", {}, `${b.label}: ${b.stageNames[i]} ${formatNumber(v)} ms`));
       svg.append(rect);
-      // a bar's own stage names (tabicl's row blocks and ICL layers) where the legend is generic
-      if (legend.join() !== b.stageNames.join() && w >= 34) {
+      // a bar's own stage name where the legend gives that colour more than one name
+      if (legend[i].includes(" / ") && w >= 34) {
         svg.append(el("text", { x: x + w / 2, y: y + BAR - 5, "text-anchor": "middle", class: "chart-inbar" },
           b.stageNames[i]));
       }
