@@ -500,6 +500,10 @@ def test_page_runs_tabicl_from_a_checkpoint_picked_from_disk(site: Path, served:
         page.screenshot(path=str(shots / "webgpu_page_tabicl.png"), full_page=True)
         # the results alone (table, rows/s, per-stage chart): docs/img/webgpu_page_tabicl.png
         page.locator("#results-section").screenshot(path=str(shots / "webgpu_tabicl_results.png"))
+        page.set_viewport_size({"width": 800, "height": 900})  # a narrow window
+        page.screenshot(path=str(shots / "webgpu_page_tabicl_800.png"), full_page=True)
+        overflow = page.evaluate("""() => document.documentElement.scrollWidth
+            - document.documentElement.clientWidth""")
         stages = page.eval_on_selector_all("#chart svg rect.chart-stage",
                                            "rs => rs.map(r => r.dataset.stage)")
         with page.expect_download() as download:
@@ -508,6 +512,7 @@ def test_page_runs_tabicl_from_a_checkpoint_picked_from_disk(site: Path, served:
         download.value.save_as(csv)
         blocked = list(browser.blocked)
     assert errors == [] and blocked == [], (errors, blocked)
+    assert overflow <= 0, f"the page is {overflow} px wider than an 800-px window"
     assert missing.startswith("tabicl needs a TabICL checkpoint: pick a .ckpt or .safetensors")
     assert refused == ("checkpoint 'stages.json' is neither a torch checkpoint (a zip archive "
                        "holding data.pkl) nor a safetensors file")
