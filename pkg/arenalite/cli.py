@@ -668,9 +668,11 @@ def _column_list(text: str) -> tuple[str, ...]:
 def _gap(text: str) -> Any:
     """``--gap``: a number, or a pandas duration (``7D``, ``12h``) for a date time column."""
     try:
-        return float(text) if float(text) != int(float(text)) else int(float(text))
-    except (ValueError, OverflowError):
-        pass
+        number = float(text)
+    except ValueError:
+        number = None
+    if number is not None:
+        return int(number) if number.is_integer() else number
     import pandas as pd
 
     try:

@@ -103,11 +103,8 @@ def _context(model: dict[str, Any], x_train: Any, y_train: Any) -> tuple[Any, An
     if model["name"] != "tabular_fm":
         return x_train, y_train
     limit = _fm(model["weights"]).config["max_context"]
-    if encoding.is_frame(x_train):
-        keep = tabular_fm.context_rows(len(x_train), limit)
-        y = np.asarray(y_train)
-        return (x_train, y) if keep is None else (x_train.iloc[keep], y[keep])
-    return tabular_fm.subsample(np.asarray(x_train), np.asarray(y_train), limit)
+    rows = x_train if encoding.is_frame(x_train) else np.asarray(x_train)
+    return tabular_fm.subsample(rows, np.asarray(y_train), limit)
 
 
 def _distance(model: dict[str, Any], prep: Prepared, clock) -> tuple[np.ndarray, dict]:

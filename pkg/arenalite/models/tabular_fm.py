@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable
 from os import PathLike
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -367,11 +368,14 @@ def forward_uncached(model: Model, prep: Prepared) -> np.ndarray:
     return head(model, h[n:], prep)
 
 
-def subsample(x_train: np.ndarray, y_train: np.ndarray,
-              max_context: int) -> tuple[np.ndarray, np.ndarray]:
-    """Keep :func:`context_rows` of the context when it has more than ``max_context`` rows."""
+def subsample(x_train: Any, y_train: np.ndarray, max_context: int) -> tuple[Any, np.ndarray]:
+    """Keep :func:`context_rows` of the context when it has more than ``max_context`` rows
+    (``x_train`` an array, or a table's DataFrame, whose rows are taken by position)."""
     keep = context_rows(len(x_train), max_context)
-    return (x_train, y_train) if keep is None else (x_train[keep], y_train[keep])
+    if keep is None:
+        return x_train, y_train
+    rows = x_train.iloc[keep] if hasattr(x_train, "iloc") else x_train[keep]
+    return rows, y_train[keep]
 
 
 __all__ = ["CONFIG_KEYS", "DEFAULT_PATH", "Model", "check_config", "check_limits",
