@@ -10,7 +10,9 @@ that run (and are tested) in CPython; only the calls into JavaScript need Pyodid
 one dataset object of the bridge's ``runSplits``: the site builder writes it as the WebGPU
 page's data and the Node runner as its job, too (as JSON-ready lists); ``run_splits`` hands
 it over with ``x`` as one float32 buffer, which :func:`_to_js` (``pyodide.ffi.to_js``, the one
-JavaScript boundary) turns into one Float32Array.
+JavaScript boundary) turns into one Float32Array. A table with categorical or missing cells
+(``X`` a DataFrame) goes as its typed columns instead (:func:`table_payload`), which the
+bridge encodes per split and model as :mod:`arenalite.models.encoding` does.
 
 The module imports without numpy: the notebooks' first cell calls :func:`require_numeric`
 right after ``piplite.install``, which may have left numpy out (a site built without its
@@ -180,9 +182,15 @@ def dataset_payload(dataset: Any, typed: bool = False) -> dict[str, Any]:
     cast the bridge would make of the list, so the bridge sees the same numbers. ``y``
     is a float64 buffer (format ``'d'``, a Float64Array: class indices and targets
     exactly).
+
+    A dataset whose ``X`` is a DataFrame (a table with categorical or missing cells,
+    :func:`arenalite.datasets.table.to_dataset`) is :func:`table_payload`'s instead.
     """
     import numpy as np
+    import pandas as pd
 
+    if isinstance(dataset.X, pd.DataFrame):  # a table's typed columns
+        return table_payload(dataset, typed)
     x = np.asarray(dataset.X, dtype=np.float64)
     if x.ndim != 2:
         raise ValueError(f"dataset {dataset.name!r}: X must be rows × features, got shape "
@@ -197,6 +205,88 @@ def dataset_payload(dataset: Any, typed: bool = False) -> dict[str, Any]:
             "nClasses": None if dataset.n_classes is None else int(dataset.n_classes),
             "nFeatures": int(x.shape[1]), "featureNames": list(dataset.feature_names),
             "x": xs, "y": ys}
+
+
+def _column_payload(series: Any, typed: bool) -> dict[str, Any]:
+    """One column as ``runSplits``' ``features`` take it (webgpu_bridge/src/encoding.js)."""
+    import numpy as np
+    import pandas as pd
+
+    from .models import encoding
+
+    name, dtype = series.name, series.dtype
+    role = encoding.column_role(dtype)
+    if role == "numeric":
+        values = series.to_numpy(dtype=np.float64, na_value=np.nan)
+        missing = np.isnan(values)
+        if np.isinf(values).any():
+            row = int(np.argmax(np.isinf(values)))
+            raise ValueError(f"column {name!r} has an infinite value {values[row].item()!r} in "
+                             f"row {row}; make it empty (missing) or finite")
+        if typed:
+            return {"name": name, "kind": "numeric", "values": memoryview(values)}
+        cells = values.astype(object)
+        cells[missing] = None
+        return {"name": name, "kind": "numeric", "values": cells.tolist()}
+    if role is None and pd.api.types.is_bool_dtype(dtype):
+        raise TypeError(f"column {name!r} is a numpy bool column, which tabicl leaves out and "
+                        "the other models one-hot encode; make it a 'category' column (as "
+                        "read_table does) for the WebGPU runner")
+    if role is None:
+        raise TypeError(f"column {name!r} has dtype {dtype}, which the models do not encode; "
+                        "give numbers, text, bool or category")
+    cat = series if isinstance(dtype, pd.CategoricalDtype) else series.astype("category")
+    categories = [v.item() if isinstance(v, np.generic) else v for v in cat.cat.categories]
+    bad = [v for v in categories if not isinstance(v, str | bool | int | float)]
+    if bad:
+        raise TypeError(f"column {name!r} has category {bad[0]!r} ({type(bad[0]).__name__}); "
+                        "the WebGPU runner takes text, number and bool categories")
+    try:
+        order = sorted(range(len(categories)), key=categories.__getitem__)
+    except TypeError:
+        kinds = sorted({type(v).__name__ for v in categories})
+        raise TypeError(f"column {name!r} mixes value types {kinds}; a categorical column "
+                        "holds strings only or numbers only") from None
+    rank = np.empty(len(categories) + 1, dtype=np.int32)  # rank[-1]: missing stays −1
+    rank[order] = np.arange(len(categories), dtype=np.int32)
+    rank[-1] = -1
+    codes = np.ascontiguousarray(rank[cat.cat.codes.to_numpy()], dtype=np.int32)
+    return {"name": name, "kind": "categorical",
+            "codes": memoryview(codes) if typed else codes.tolist(),
+            "categories": [categories[i] for i in order]}
+
+
+def table_payload(dataset: Any, typed: bool = False) -> dict[str, Any]:
+    """A dataset whose ``X`` is a DataFrame of typed columns as ``runSplits`` takes it.
+
+    Instead of ``x``, ``features``: per column in frame order, a numeric one as ``{name,
+    kind: "numeric", values}`` (float64; ``typed=False``: a list with None, JSON's null,
+    for a missing cell; ``typed=True``: a float64 buffer with NaN, a Float64Array) and a
+    categorical one (``category``, text, object, nullable boolean) as ``{name, kind:
+    "categorical", codes, categories}``: ``categories`` sorted as Python's ``sorted`` sorts
+    them, ``codes`` their positions (−1: missing; ``typed=True``: an int32 buffer, an
+    Int32Array). The bridge encodes them per split and model as
+    :mod:`arenalite.models.encoding` does (webgpu_bridge/src/encoding.js). A numpy ``bool``
+    column (which tabicl leaves out and the other models one-hot encode) and a datetime
+    column are refused by name.
+    """
+    import numpy as np
+    import pandas as pd
+
+    frame = dataset.X
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"dataset {dataset.name!r}: X must be a DataFrame, got "
+                        f"{type(frame).__name__}")
+    bad = [c for c in frame.columns if not isinstance(c, str)]
+    if bad:
+        raise TypeError(f"dataset {dataset.name!r}: column names must be strings, got {bad[0]!r}")
+    y = np.asarray(dataset.y)
+    ys: Any = memoryview(np.ascontiguousarray(y, dtype=np.float64).reshape(-1)) if typed else (
+        y.tolist())
+    return {"name": dataset.name, "task": dataset.task,
+            "nClasses": None if dataset.n_classes is None else int(dataset.n_classes),
+            "featureNames": list(frame.columns),
+            "features": [_column_payload(frame[c], typed) for c in frame.columns], "y": ys}
 
 
 def output_array(output: Any, n_test: int, task: str, n_classes: int | None) -> np.ndarray:

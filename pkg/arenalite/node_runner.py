@@ -6,7 +6,11 @@ Python labels) and starts ``node webgpu_bridge/bin/run_splits.mjs JOB OUT``, whi
 the bridge under dawn.node (npm package ``webgpu``) and writes the results table exactly
 as the timing page's "Download results CSV" does (``runner=webgpu``, ``device`` = the
 adapter, GPU timestamp columns filled when the adapter offers ``timestamp-query``).
-``arenalite run --runner webgpu`` calls it.
+``arenalite run --runner webgpu`` calls it. A table with categorical or missing cells
+(a dataset whose ``X`` is a DataFrame) goes as its typed columns
+(:func:`arenalite.browser.table_payload`), which the bridge encodes per split and model as
+the registry's ``encoding`` of the model says, to the same float64 numbers as
+:mod:`arenalite.models.encoding` (webgpu_bridge/src/encoding.js).
 
 It needs a source checkout's ``webgpu_bridge/`` with ``npm ci`` run in it, Node.js 20.10
 or newer, and a Vulkan loader (``libvulkan.so.1``) with a driver: a GPU vendor's, or the
@@ -27,8 +31,6 @@ from collections.abc import Mapping, Sequence
 from os import PathLike
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from . import datasets as bundled
 from .browser import dataset_payload
@@ -114,10 +116,6 @@ def run_to_csv(datasets: Mapping[str, bundled.Dataset], splits: Mapping[str, dic
     bridge does not implement (the registry's ``runners``) is a ValueError before Node or
     the bridge is looked for."""
     payloads = [model_payload(m) for m in models]
-    tables = [name for name, ds in datasets.items() if not isinstance(ds.X, np.ndarray)]
-    if tables:
-        raise ValueError(f"table(s) {tables} have categorical or missing cells, which the "
-                         "WebGPU runner does not encode yet; run them with --runner python")
     bridge = find_bridge(bridge_dir)
     executable = find_node(node)
     env = node_env(vulkan_icd)

@@ -6,11 +6,15 @@
 //
 // JOB.json: {weights: default weights folder or manifest, datasets: [{dataset, splits}],
 // models: [model objects]} (`arenalite run --runner webgpu` writes it: each dataset as
-// runSplits takes it, its persisted split file, models with their Python labels).
+// runSplits takes it, its persisted split file, models with their Python labels). A table
+// with categorical or missing cells comes as `features` (numeric columns: values, null for
+// missing; categorical: codes, -1 for missing, and sorted categories), which runSplits
+// encodes per split and model; any other dataset as the row-major `x`.
 // A failure prints one line "arenalite-webgpu: error: ..." on stderr and exits with 2.
 import { readFile, writeFile } from "node:fs/promises";
 import { csvText } from "../page/summary.js";
 import { Bridge, RESULT_COLUMNS, runSplits } from "../src/index.js";
+import { featuresFromJson } from "../src/encoding.js";
 
 const VULKAN = "a Vulkan loader (libvulkan.so.1) and a Vulkan driver are needed: a GPU " +
   "vendor's driver, or the SwiftShader software driver that Debian's chromium ships " +
@@ -45,7 +49,9 @@ async function main([jobPath, outPath]) {
   const rows = [];
   try {
     for (const { dataset, splits } of job.datasets) {
-      const data = { ...dataset, x: Float32Array.from(dataset.x), y: Float64Array.from(dataset.y) };
+      const y = Float64Array.from(dataset.y);
+      const data = dataset.features ? { ...dataset, features: featuresFromJson(dataset.features), y }
+        : { ...dataset, x: Float32Array.from(dataset.x), y };
       rows.push(...await runSplits(bridge, data, splits, job.models));
     }
   } finally {

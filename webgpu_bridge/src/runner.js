@@ -4,6 +4,7 @@ import { parseSplits } from "./splits.js";
 import { taskScore } from "./metrics.js";
 import { resultRow } from "./results.js";
 import { modelLabel } from "./models.js";
+import { checkFeatures, encodeFeatures, modelEncoding } from "./encoding.js";
 
 /**
  * Features of a dataset as a row-major Float32Array, leaving out the split file's
@@ -62,7 +63,39 @@ function gather(x, F, rows) {
 }
 
 /**
+ * A table's typed columns (`dataset.features`, the format of encoding.js) checked against
+ * its rows, leaving out the split file's excluded (leakage) columns.
+ */
+export function datasetFeatures(dataset, excluded = []) {
+  const y = dataset.y;
+  if (!y || typeof y.length !== "number") throw new TypeError(`dataset '${dataset.name}' has no y`);
+  if (!Array.isArray(dataset.features)) {
+    throw new TypeError(`dataset '${dataset.name}': features must be an array of columns`);
+  }
+  const kept = dataset.features.filter((f) => !excluded.includes(f?.name));
+  if (!kept.length) throw new RangeError(`dataset '${dataset.name}': the splits exclude every feature column`);
+  return checkFeatures(kept, y.length, `dataset '${dataset.name}'`);
+}
+
+/**
+ * The split's {xTrain, xTest, nFeatures} for `model`: a table's columns encoded as the
+ * model's registry entry says (float64, fitted on the split's train rows), else the rows
+ * of the float32 matrix.
+ */
+function splitFeatures(matrix, model, split) {
+  if (matrix.features) {
+    const { xTrain, xTest, nFeatures } = encodeFeatures(modelEncoding(model.name), matrix.features,
+      split.train, split.test);
+    return { xTrain, xTest, nFeatures };
+  }
+  const { x, F } = matrix;
+  return { xTrain: gather(x, F, split.train), xTest: gather(x, F, split.test), nFeatures: F };
+}
+
+/**
  * Run every model on every split; resolves to result rows (RESULT_COLUMNS keys).
+ * `dataset` is {name, task, y, nClasses?} with `features` (a table's typed columns, encoded
+ * per split and model: encoding.js) or the float matrix of datasetMatrix (`columns` or `x`).
  * Each model gets one warm-up pass on the first split first (recorded in bridge.warmups,
  * not in the rows). options.onProgress(done, total) is called after each split, and
  * options.onTimings(row, timings) with the split's full stage timings (per layer; the row
@@ -72,7 +105,10 @@ function gather(x, F, rows) {
 export async function runSplits(bridge, dataset, splits, models, { onProgress, onTimings, onMember, warmup = true } = {}) {
   const { task, name } = dataset;
   const sp = parseSplits(splits, { nRows: dataset.y?.length, task, dataset: name });
-  const { x, F } = datasetMatrix(dataset, sp.excluded_columns ?? []);
+  const excluded = sp.excluded_columns ?? [];
+  // a table's typed columns are encoded per split and model; a float matrix is used as it is
+  const matrix = dataset.features ? { features: datasetFeatures(dataset, excluded) }
+    : datasetMatrix(dataset, excluded);
   const y = Float64Array.from(dataset.y);
   const C = task === "regression" ? 0 : (dataset.nClasses ?? y.reduce((a, b) => Math.max(a, b), 0) + 1);
   const labels = models.map(modelLabel);
@@ -84,9 +120,8 @@ export async function runSplits(bridge, dataset, splits, models, { onProgress, o
     let first = warmup;
     for (const split of sp.splits) {
       const data = {
-        xTrain: gather(x, F, split.train), yTrain: Float32Array.from(split.train, (i) => y[i]),
-        xTest: gather(x, F, split.test), nFeatures: F, task,
-        nClasses: C || undefined,
+        ...splitFeatures(matrix, model, split), yTrain: Float32Array.from(split.train, (i) => y[i]),
+        task, nClasses: C || undefined,
       };
       const done = rows.length;
       const { output, timings } = await bridge.predict(model, data, { warmup: first,

@@ -16,6 +16,9 @@ both fitted on the context (training) rows only and defined in docs/models.md:
   :data:`MAX_ONE_HOT_LEVELS` of them, else one column of ordinal codes; unknown and
   missing cells are all zeros (one-hot) or −1 (codes). Standardization follows as for
   any input.
+
+Which one a model takes is its registry entry's ``encoding`` (``registry.json``, one
+declaration that the WebGPU bridge's ``src/encoding.js`` reads too, reproducing both).
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from . import registry
 
 MAX_ONE_HOT_LEVELS = 10
 """A categorical column with more context values than this gets ordinal codes instead of
@@ -65,6 +70,14 @@ def _is_numeric(dtype: Any) -> bool:
 def _is_categorical(dtype: Any) -> bool:
     return (isinstance(dtype, (pd.CategoricalDtype, pd.StringDtype, pd.BooleanDtype))
             or pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype))
+
+
+def column_role(dtype: Any) -> str | None:
+    """``"numeric"`` (a number dtype but bool), ``"categorical"`` (text, object,
+    ``category``, nullable boolean) or None (numpy bool, datetime, …): a column's role in
+    both encodings; tabicl leaves the None ones out, the common encoding one-hots a numpy
+    bool column and refuses the rest."""
+    return "numeric" if _is_numeric(dtype) else "categorical" if _is_categorical(dtype) else None
 
 
 def _check_kinds(train: pd.DataFrame, test: pd.DataFrame) -> None:
@@ -171,14 +184,22 @@ def common_encoding(train: pd.DataFrame, test: pd.DataFrame) -> tuple[np.ndarray
     return np.column_stack(out_train), np.column_stack(out_test)
 
 
+ENCODINGS = {"tabicl": tabicl_encoding, "common": common_encoding}
+"""The encodings by the name a model's registry entry gives as its ``encoding``."""
+
+
+def model_encoding(model_name: str) -> str:
+    """The name of the encoding model ``model_name`` takes: its registry entry's
+    ``encoding`` (registry.json, which the WebGPU bridge's ``encoding.js`` reads too)."""
+    return registry.entry(model_name)["encoding"]
+
+
 def encode(model_name: str, train: Any, test: Any) -> tuple[Any, Any]:
     """The model's encoding of DataFrames; arrays pass through unchanged."""
     if not (is_frame(train) or is_frame(test)):
         return train, test
-    if model_name == "tabicl":
-        return tabicl_encoding(train, test)
-    return common_encoding(train, test)
+    return ENCODINGS[model_encoding(model_name)](train, test)
 
 
-__all__ = ["MAX_ONE_HOT_LEVELS", "check_frames", "common_encoding", "encode", "is_frame",
-           "tabicl_encoding"]
+__all__ = ["ENCODINGS", "MAX_ONE_HOT_LEVELS", "check_frames", "column_role", "common_encoding",
+           "encode", "is_frame", "model_encoding", "tabicl_encoding"]

@@ -5,7 +5,9 @@ Each entry has a ``name``, a one-line ``summary``, the ``tasks`` it supports, it
 ``max``, ``exclusive_min``, the bridge-only ``max_webgpu``, a weights param's default
 ``file``, ``help``) and its ``limits`` on the data (``features``, ``classes``,
 ``context_rows``: an integer, or ``{"weights": KEY}`` for a key of the weights' config),
-and optionally its ``runners`` (``python``, ``webgpu``; both when absent): a model the
+its ``encoding`` of a table's typed columns (``tabicl`` or ``common``: the functions of
+:mod:`arenalite.models.encoding`, which ``encode`` and the bridge's ``encoding.js`` pick by
+it), and optionally its ``runners`` (``python``, ``webgpu``; both when absent): a model the
 bridge does not implement yet says so here, and the bridge, the page and the Node runner
 leave it out with a message naming the runner that has it.
 The same file is read by the WebGPU bridge (``webgpu_bridge/src/registry.json`` links to
@@ -30,6 +32,7 @@ PARAM_TYPES = ("integer", "number", "weights")
 LIMITS = {"features": "features", "classes": "classes", "context_rows": "context rows"}
 TASKS = ("binary", "multiclass", "regression")
 RUNNERS = ("python", "webgpu")
+ENCODINGS = ("tabicl", "common")
 
 
 def _check_entry(entry: Any, i: int) -> dict[str, Any]:
@@ -38,7 +41,7 @@ def _check_entry(entry: Any, i: int) -> dict[str, Any]:
     if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
         raise ValueError(f"{where} must be an object with a string 'name'")
     where = f"{PATH.name}: model {entry['name']!r}"
-    missing = {"name", "summary", "tasks", "params", "limits"} - set(entry)
+    missing = {"name", "summary", "tasks", "encoding", "params", "limits"} - set(entry)
     if missing:
         raise ValueError(f"{where} lacks {sorted(missing)}")
     if not entry["tasks"] or set(entry["tasks"]) - set(TASKS):
@@ -47,6 +50,9 @@ def _check_entry(entry: Any, i: int) -> dict[str, Any]:
         if pname in COMMON_KEYS or spec.get("type") not in PARAM_TYPES or "default" not in spec:
             raise ValueError(f"{where}: parameter {pname!r} needs a type in "
                              f"{list(PARAM_TYPES)} and a default (and is not {COMMON_KEYS})")
+    if entry["encoding"] not in ENCODINGS:
+        raise ValueError(f"{where}: encoding must be one of {list(ENCODINGS)}, got "
+                         f"{entry['encoding']!r}")
     runners = entry.get("runners", list(RUNNERS))
     if not runners or not isinstance(runners, list) or set(runners) - set(RUNNERS):
         raise ValueError(f"{where}: runners must be a non-empty subset of {list(RUNNERS)}")
