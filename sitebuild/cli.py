@@ -33,7 +33,7 @@ def build_site(out: Path = SITE, *, pyodide_dist: Path | None = None, offline: b
     pages.jupyter_lite_build(out)
     (out / SITE_INFO).write_text(json.dumps(mode, indent=1) + "\n", encoding="utf-8")
     pages.build_report(out / "report", n_bootstrap)
-    pages.copy_bridge(out)
+    pages.copy_bridge(out, offline=offline)
     pages.copy_webgpu_page(out)
     pages.copy_landing(out)
     n_files, n_bytes = pages.site_size(out)

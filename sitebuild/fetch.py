@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import http.client
+import json
 import os
 import shutil
 import subprocess
@@ -23,7 +24,17 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from .lock import canonical, lock_closure, numeric_keys, read_lock, sha256_of, wheel_id
-from .settings import CACHE, CDN, KERNEL_ROOTS, PIPLITE_EXTRA, PYODIDE_VERSION, ROOT, TIMEOUT, step
+from .settings import (
+    CACHE,
+    CDN,
+    KERNEL_ROOTS,
+    PAPAPARSE_VERSION,
+    PIPLITE_EXTRA,
+    PYODIDE_VERSION,
+    ROOT,
+    TIMEOUT,
+    step,
+)
 
 
 def download(url: str, dest: Path, sha256: str, timeout: float = TIMEOUT) -> int:
@@ -149,11 +160,43 @@ def core(offline: bool, *, cache: Path = CACHE) -> tuple[Path, list[Path]]:
     return package, sorted(wheels_dir.glob("*.whl"))
 
 
+def papaparse(offline: bool, *, cache: Path = CACHE) -> Path:
+    """The folder of npm ``papaparse`` (``papaparse.min.js``, ``LICENSE``) at the pinned
+    version: the bridge's ``node_modules`` copy when ``npm ci`` put that version there, else
+    the npm registry's package, packed once into ``cache`` (``offline``: SystemExit when it
+    is not there yet)."""
+    installed = ROOT / "webgpu_bridge" / "node_modules" / "papaparse"
+    manifest = installed / "package.json"
+    if manifest.is_file() and json.loads(manifest.read_text(encoding="utf-8"))[
+            "version"] == PAPAPARSE_VERSION:
+        return installed
+    folder = cache / f"papaparse-{PAPAPARSE_VERSION}"
+    tgz = cache / f"papaparse-{PAPAPARSE_VERSION}.tgz"
+    if not (folder / "papaparse.min.js").is_file():
+        cache.mkdir(parents=True, exist_ok=True)
+        if not tgz.is_file():
+            if offline:
+                raise SystemExit(f"build: {tgz} is missing and --offline was given; run "
+                                 "`python build.py fetch` once with network")
+            start = step(f"npm pack papaparse@{PAPAPARSE_VERSION}")
+            subprocess.run(["npm", "pack", f"papaparse@{PAPAPARSE_VERSION}", "--silent",
+                            "--pack-destination", str(cache)], check=True,
+                           stdout=subprocess.DEVNULL)
+            print(f"[build]   {tgz.name} ({time.perf_counter() - start:.1f}s)")
+        shutil.rmtree(folder, ignore_errors=True)
+        with tarfile.open(tgz) as tar, tempfile.TemporaryDirectory(dir=cache) as tmp:
+            safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+            tar.extractall(tmp, **safe)
+            Path(tmp, "package").rename(folder)
+    return folder
+
+
 def fetch_all(cdn: str = CDN, *, kernel_only: bool = False, cache: Path = CACHE) -> None:
     """``build.py fetch``: everything the build downloads, the numeric packages included
     unless ``kernel_only`` (the test suite's set-up: its site loads no numeric package);
     any failure (an unreachable CDN too) is an error here."""
     package, _ = core(offline=False, cache=cache)
+    papaparse(offline=False, cache=cache)
     if kernel_only:
         step(f"cache ready in {cache}/ (the kernel only: numeric packages not fetched)")
         return

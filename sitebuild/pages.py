@@ -13,6 +13,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from . import fetch
 from .settings import DEMO, LITE, ROOT, shown, step
 
 #: the demo's load options (README's quick start): per metric the raw scores that normalize to
@@ -55,10 +56,16 @@ def build_report(out: Path, n_bootstrap: int) -> None:
     print(f"[build]   report written ({time.perf_counter() - start:.1f}s)")
 
 
-def copy_bridge(out: Path) -> None:
-    """The bridge's ES modules and the packaged transformer weights (arenalite.browser URLs)."""
+def copy_bridge(out: Path, *, offline: bool = False) -> None:
+    """The bridge's ES modules, the packaged transformer weights (arenalite.browser URLs)
+    and the page's CSV parser (``vendor/papaparse/``, with its licence)."""
     step("copying the WebGPU bridge")
     shutil.copytree(ROOT / "webgpu_bridge" / "src", out / "webgpu_bridge" / "src")
+    parser = fetch.papaparse(offline)
+    vendor = out / "webgpu_bridge" / "vendor" / "papaparse"
+    vendor.mkdir(parents=True)
+    for name in ("papaparse.min.js", "LICENSE"):
+        shutil.copy2(parser / name, vendor / name)
     shutil.copytree(ROOT / "pkg" / "arenalite" / "models" / "weights",
                     out / "webgpu_bridge" / "weights")
 

@@ -16,6 +16,9 @@ VENDORED = LITE / "static" / "pyodide"
 PIPLITE_DIR = LITE / "pypi"
 
 PYODIDE_VERSION = "314.0.7"
+PAPAPARSE_VERSION = "5.7.1"
+"""The CSV parser the WebGPU page's table reader runs in its worker (npm ``papaparse``, MIT),
+the version webgpu_bridge/package-lock.json pins for the Node tools."""
 #: where the lock file's relative file names live; ARENALITE_PYODIDE_CDN or --pyodide-cdn
 #: override it (tests point it at a loopback server)
 CDN = f"https://cdn.jsdelivr.net/pyodide/v{PYODIDE_VERSION}/full/"

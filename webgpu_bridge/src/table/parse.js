@@ -8,6 +8,9 @@ import { repr, reprString } from "./py_repr.js";
 
 export const SUFFIXES = [".csv", ".csv.gz", ".tsv", ".tsv.gz", ".parquet"];
 const CHUNK_CHARS = 1 << 22;
+/** The longest string a JavaScript engine holds (V8: 2^29 - 24 characters): the most
+ * table text the page reads at once. */
+export const MAX_TEXT_CHARS = 2 ** 29 - 24;
 
 /** The file type of a table file name (longest suffix first), or a Python-worded error. */
 export function tableSuffix(path) {
