@@ -4,6 +4,7 @@ import { Bridge, REGISTRY, RESULT_COLUMNS, checkModel, loadTabiclWeights, modelL
 import { rowsPerSecondChart, stageChart } from "./chart.js";
 import { modelFromInputs, paramInput } from "./model_form.js";
 import { csvText, firstSplits, formatNumber, repeatsFor, summarize } from "./summary.js";
+import { setupOwnTable } from "./own_table.js";
 
 const WEIGHTS = new URL("../webgpu_bridge/weights/", import.meta.url).href;
 const DATA = new URL("./data/", import.meta.url);
@@ -12,7 +13,8 @@ const LOST = "The GPU device was lost; reload the page to time again.";
 
 // files: per model whose weights have no default file (tabicl), the checkpoint picked from
 // disk and read in this page ({name, weights}), or null
-const state = { bridge: null, catalogue: [], rows: [], cappedAt: null, files: {} };
+// own: the dataset-list entry of the user's table (own_table.js), or null
+const state = { bridge: null, catalogue: [], rows: [], cappedAt: null, files: {}, own: null };
 
 async function fetchJson(name) {
   const url = new URL(name, DATA);
@@ -90,20 +92,40 @@ async function listDatasets() {
       { colspan: "6" }));
     return;
   }
-  const rows = state.catalogue.map((d) => {
-    const tr = document.createElement("tr");
-    const box = document.createElement("input");
-    Object.assign(box, { type: "checkbox", id: `ds-${d.name}`, name: "dataset", value: d.name, checked: true });
-    const name = cell("label", d.name, { for: box.id });
-    const task = d.task + (d.n_classes ? ` (${d.n_classes} classes)` : "");
-    const splits = `${d.n_splits} (${d.n_repeats} × ${d.n_folds} folds, ${d.kind})`;
-    tr.append(cell("td", ""), cell("td", ""), cell("td", task), cell("td", formatNumber(d.n_rows)),
-      cell("td", String(d.n_features)), cell("td", splits));
-    tr.children[0].append(box);
-    tr.children[1].append(name);
-    return tr;
-  });
-  $("dataset-rows").replaceChildren(...rows);
+  $("dataset-rows").replaceChildren(...state.catalogue.map(datasetRow));
+}
+
+/** A row of the dataset list: a checkbox (id `ds-NAME`, or `ds-own` for the user's table). */
+function datasetRow(d) {
+  const tr = document.createElement("tr");
+  const box = document.createElement("input");
+  Object.assign(box, { type: "checkbox", id: d.own ? "ds-own" : `ds-${d.name}`, name: "dataset",
+    value: d.name, checked: true });
+  const name = cell("label", d.name, { for: box.id });
+  const task = d.task + (d.n_classes ? ` (${d.n_classes} classes)` : "");
+  const splits = `${d.n_splits} (${d.n_repeats} × ${d.n_folds} folds, ${d.kind})`;
+  tr.append(cell("td", ""), cell("td", ""), cell("td", task), cell("td", formatNumber(d.n_rows)),
+    cell("td", String(d.n_features)), cell("td", splits));
+  tr.children[0].append(box);
+  tr.children[1].append(name);
+  if (d.own) {
+    tr.id = "own-row";
+    tr.children[1].append(cell("span", " (your table)", { class: "help" }));
+  }
+  return tr;
+}
+
+/** The user's table in the dataset list (replacing the previous one), or out of it. */
+function showOwnTable(entry) {
+  state.own = entry;
+  $("own-row")?.remove();
+  if (entry) $("dataset-rows").append(datasetRow(entry));
+}
+
+/** The datasets ticked in the list: bundled ones, then the user's table. */
+function chosenDatasets() {
+  const bundled = state.catalogue.filter((d) => $(`ds-${d.name}`).checked);
+  return state.own && $("ds-own")?.checked ? [...bundled, state.own] : bundled;
 }
 
 /**
@@ -199,7 +221,7 @@ function listModels() {
 
 /** The form's choices, checked; throws an Error naming the field that is wrong. */
 function readChoices() {
-  const datasets = state.catalogue.filter((d) => $(`ds-${d.name}`).checked);
+  const datasets = chosenDatasets();
   if (!datasets.length) throw new Error("choose at least one dataset");
   const positiveInt = (id, what) => {
     const value = Number($(id).value);
@@ -265,7 +287,8 @@ async function runAll({ datasets, models, nSplits }) {
   const stages = [];
   const warmups = new Map();
   for (const d of datasets) {
-    const [dataset, splits] = await Promise.all([fetchJson(`${d.name}.json`), fetchJson(`${d.name}.splits.json`)]);
+    const [dataset, splits] = d.own ? [d.dataset, d.splits]
+      : await Promise.all([fetchJson(`${d.name}.json`), fetchJson(`${d.name}.splits.json`)]);
     const chosen = firstSplits(splits, nSplits);
     for (const model of models) {
       const key = `${modelLabel(model)}\u0000${d.name}`;
@@ -378,9 +401,10 @@ async function onRun(event) {
 }
 
 listModels();
+setupOwnTable(showOwnTable);
 $("setup").addEventListener("submit", onRun);
 $("n-splits").addEventListener("change", () => {
-  const chosen = state.catalogue.filter((d) => $(`ds-${d.name}`).checked);
+  const chosen = chosenDatasets();
   const value = Number($("n-splits").value);
   if (chosen.length && Number.isInteger(value) && value >= 1) capSplits(chosen, value);
 });
