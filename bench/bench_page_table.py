@@ -7,8 +7,9 @@ check and split (SPEC §6, the 250,000-row holdout), then knn on a 100,000-row s
 
 Prints the page's wall times (its own ``performance.now()`` marks: parse, check, split;
 knn's split total) and the peak JS heap of the page with its worker
-(``performance.measureUserAgentSpecificMemory``, sampled every 0.5 s; the bench's server
-sends COOP/COEP so the page is cross-origin isolated, as that API needs), next to
+(``performance.measureUserAgentSpecificMemory``, sampled every 0.5 s, answered at once with
+Chromium's ForceEagerMeasureMemory; the bench's server sends COOP/COEP so the page is
+cross-origin isolated, as that API needs), next to
 arenalite's Python loader (``read_table`` + ``make_table_splits``) on the same file in the
 same run. Software WebGPU (SwiftShader) here: knn's time is not a GPU's.
 """
@@ -19,7 +20,6 @@ import argparse
 import functools
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -48,6 +48,10 @@ def make_csv(path: Path, n_rows: int) -> Path:
     return path
 
 
+EAGER_MEMORY = "--enable-blink-features=ForceEagerMeasureMemory"
+"""measureUserAgentSpecificMemory answers at once instead of after the next GC (~10 s)."""
+
+
 class IsolatedHandler(serve.QuietSiteHandler):
     """The site's handler with COOP/COEP, so measureUserAgentSpecificMemory is allowed."""
 
@@ -58,10 +62,10 @@ class IsolatedHandler(serve.QuietSiteHandler):
 
 
 class HeapSampler:
-    """Peak of measureUserAgentSpecificMemory (page + worker), sampled in a thread."""
+    """Peak of measureUserAgentSpecificMemory (page + worker) over the samples taken."""
 
     def __init__(self, page) -> None:
-        self.page, self.peak, self.stop = page, 0, threading.Event()
+        self.page, self.peak = page, 0
 
     def sample(self) -> int:
         got = self.page.evaluate("""async () => {
@@ -99,7 +103,8 @@ def main() -> None:
         pages.copy_webgpu_page(site)
         handler = functools.partial(IsolatedHandler, directory=str(site))
         with serving(serve.SiteServer(("127.0.0.1", 0), handler)) as url, \
-                playwright_session() as p, chromium(p, url, webgpu=True) as browser:
+                playwright_session() as p, chromium(p, url, webgpu=True,
+                                                    extra_args=(EAGER_MEMORY,)) as browser:
             page = browser.context.new_page()
             page.set_default_timeout(900_000)
             page.goto(url + "/webgpu/index.html")

@@ -179,10 +179,11 @@ def playwright_session() -> Iterator[Any]:
 
 
 @contextmanager
-def chromium(playwright: Any, base_url: str, *, webgpu: bool = True) -> Iterator[Browser]:
+def chromium(playwright: Any, base_url: str, *, webgpu: bool = True,
+             extra_args: tuple[str, ...] = ()) -> Iterator[Browser]:
     """Launch the system Chromium headless (fresh profile), with or without WebGPU."""
     profile = tempfile.mkdtemp(prefix="arenalite-chromium-")
-    args = BASE_ARGS + ([WEBGPU_ARG] if webgpu else [])
+    args = BASE_ARGS + ([WEBGPU_ARG] if webgpu else []) + list(extra_args)
     try:
         context = playwright.chromium.launch_persistent_context(
             profile, executable_path=str(require_chromium()), headless=True, args=args)

@@ -9,10 +9,25 @@ const MAX_DIST_VALUES = 1 << 22;
 /** Largest k the top-k kernel (kernels/knn.wgsl) keeps per query row (the registry's max_webgpu). */
 export const KNN_MAX_K = modelEntry("knn").params.k.max_webgpu;
 
+/**
+ * The context's one buffer (n rows × F features, float32) within the adapter's binding
+ * limit, or one message naming it (the query rows are batched; the context is not).
+ */
+export function checkContextFits(limits, name, n, F) {
+  const limit = Math.min(limits.maxStorageBufferBindingSize ?? Infinity, limits.maxBufferSize ?? Infinity);
+  const bytes = n * F * 4;
+  if (bytes > limit) {
+    throw new Error(`${name} on WebGPU: the context of ${n} rows × ${F} features needs ${bytes} ` +
+      `bytes in one buffer, past this adapter's limit of ${limit} bytes ` +
+      "(maxStorageBufferBindingSize); use fewer training rows");
+  }
+}
+
 /** Run knn or attention (model checked by the Bridge) on validated data `d`; resolves to {output, timings}. */
 export async function runDistanceModel(engine, model, d) {
   const { n, m, F, C, task } = d;
   const isKnn = model.name === "knn";
+  checkContextFits(engine.device.limits, model.name, n, F);
   const k = isKnn ? Math.min(model.k, n) : 0;
   const invT = isKnn ? 0 : 1 / (model.temperature ?? F);
   const B = batchRows(model, Math.max(1, Math.floor(MAX_DIST_VALUES / n)), m);

@@ -203,3 +203,14 @@ test("the device layer does not import the orchestration layer", async () => {
     assert.deepEqual(bad, [], `${device} imports ${bad}`);
   }
 });
+
+test("a knn/attention context past the adapter's buffer limit is one message naming it", async () => {
+  const { checkContextFits } = await import("../src/distance_models.js");
+  const limits = { maxStorageBufferBindingSize: 134217728, maxBufferSize: 268435456 };
+  assert.doesNotThrow(() => checkContextFits(limits, "knn", 750000, 20));
+  assert.throws(() => checkContextFits(limits, "knn", 2000000, 20), {
+    message: "knn on WebGPU: the context of 2000000 rows × 20 features needs 160000000 bytes in " +
+      "one buffer, past this adapter's limit of 134217728 bytes (maxStorageBufferBindingSize); " +
+      "use fewer training rows",
+  });
+});
