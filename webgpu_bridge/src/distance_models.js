@@ -5,7 +5,8 @@ import { batchRows, now, workgroups } from "./engine.js";
 import { modelEntry } from "./models.js";
 import { StageTimer } from "./timing.js";
 
-const MAX_DIST_VALUES = 1 << 22;
+/** Distances held per query batch: 32 Mi floats (128 MiB), within the adapter's limit. */
+const MAX_DIST_VALUES = 1 << 25;
 /** Largest k the top-k kernel (kernels/knn.wgsl) keeps per query row (the registry's max_webgpu). */
 export const KNN_MAX_K = modelEntry("knn").params.k.max_webgpu;
 
@@ -30,7 +31,10 @@ export async function runDistanceModel(engine, model, d) {
   checkContextFits(engine.device.limits, model.name, n, F);
   const k = isKnn ? Math.min(model.k, n) : 0;
   const invT = isKnn ? 0 : 1 / (model.temperature ?? F);
-  const B = batchRows(model, Math.max(1, Math.floor(MAX_DIST_VALUES / n)), m);
+  const distValues = Math.min(MAX_DIST_VALUES, Math.floor(Math.min(
+    engine.device.limits.maxStorageBufferBindingSize ?? Infinity, engine.device.limits.maxBufferSize ?? Infinity) / 4));
+  const fits = Math.max(1, Math.floor(distValues / n));  // a batch's distances in one buffer
+  const B = Math.min(batchRows(model, fits, m), fits);
   const [pDist, pTop, pVote] = await Promise.all([
     engine.pipeline("knn", "distances"), engine.pipeline("knn", "topk"),
     engine.pipeline("labels", isKnn ? "knn_vote" : "softmax_vote")]);
