@@ -16,6 +16,8 @@ import pytest
 from arenalite import cli
 from node_harness import BRIDGE, require_node
 
+pytestmark = pytest.mark.needs_processes  # node
+
 SCRIPT = BRIDGE / "bin" / "make_splits.mjs"
 
 

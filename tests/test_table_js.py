@@ -14,6 +14,8 @@ import pytest
 from arenalite.datasets.table import read_table
 from node_harness import BRIDGE, require_node
 
+pytestmark = pytest.mark.needs_processes  # node
+
 DUMP = BRIDGE / "test" / "table_dump.mjs"
 OPTION_NAMES = {"group_column": "groupColumn", "time_column": "timeColumn",
                 "leakage_columns": "leakageColumns"}

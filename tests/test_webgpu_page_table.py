@@ -21,6 +21,8 @@ from browser_harness import chromium, playwright_session, serving
 from sitebuild import pages, serve
 from test_node_runner_tables import CHECKPOINTS, write_table
 
+pytestmark = [pytest.mark.browser, pytest.mark.needs_sockets, pytest.mark.needs_threads]
+
 TOL = 1e-4
 SCREENSHOTS = os.environ.get("ARENALITE_SCREENSHOTS")
 DOCS_IMG = Path(__file__).resolve().parents[1] / "docs" / "img"
