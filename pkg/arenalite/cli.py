@@ -676,7 +676,10 @@ def _gap(text: str) -> Any:
     import pandas as pd
 
     try:
-        return pd.Timedelta(text).to_pytimedelta()
+        duration = pd.Timedelta(text)
+        if pd.isna(duration):
+            raise ValueError(text)
+        return duration.to_pytimedelta()
     except ValueError:
         raise argparse.ArgumentTypeError(f"--gap must be a number or a duration such as 7D or "
                                          f"12h, got {text!r}") from None
