@@ -7,7 +7,8 @@ options under their :func:`load_df` names from a JSON file or a flat ``key: valu
 YAML file (no YAML library needed for that subset). ``arenalite splits`` persists the
 splits of bundled datasets and ``arenalite run`` runs in-context models on them,
 writing the results table that the other commands read. ``arenalite convert tabicl
-CKPT -o OUT.safetensors`` turns a TabICL checkpoint into safetensors, without torch.
+CKPT -o OUT.safetensors`` turns a TabICL checkpoint into safetensors, without torch
+(``convert tabpfn``: a TabPFN v3 one).
 
 A user mistake (a missing file or column, a bad value, an unknown model) ends with
 ``arenalite: error: <message>`` on stderr and exit status 2, as argparse's own errors
@@ -543,10 +544,11 @@ def build_parser() -> argparse.ArgumentParser:
                                              "(read without torch)",
                              description="convert a model checkpoint to safetensors, the "
                                          "config in its metadata (read without torch)")
-    convert.add_argument("model", choices=["tabicl"],
-                         help="the checkpoint's model: tabicl (the tabicl package's .ckpt)")
+    convert.add_argument("model", choices=["tabicl", "tabpfn"],
+                         help="the checkpoint's model: tabicl (the tabicl package's .ckpt) or "
+                              "tabpfn (a TabPFN v3 checkpoint of the tabpfn package)")
     convert.add_argument("checkpoint", help="the checkpoint file: a .ckpt (torch.save's zip) "
-                                            "or an arenalite .safetensors")
+                                            "or a .safetensors")
     convert.add_argument("--output", "-o", required=True, metavar="OUT.safetensors",
                          help="the safetensors file to write (required, no default)")
     convert.add_argument("--debug", action="store_true",
@@ -805,9 +807,12 @@ def warning_printer(log: Callable[[str], None] = _log) -> Callable[..., None]:
 
 
 def convert_checkpoint(args: argparse.Namespace) -> Path:
-    """``arenalite convert tabicl CKPT -o OUT``: read and check the checkpoint, write it as
-    safetensors; returns the path written."""
-    from .models.tabicl import checkpoint  # only this command needs it
+    """``arenalite convert tabicl|tabpfn CKPT -o OUT``: read and check the checkpoint, write
+    it as safetensors; returns the path written."""
+    if args.model == "tabpfn":  # only this command needs them
+        from .models.tabpfn import checkpoint
+    else:
+        from .models.tabicl import checkpoint
 
     out = Path(args.output)
     if out.is_dir():

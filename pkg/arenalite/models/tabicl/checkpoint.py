@@ -7,7 +7,8 @@ torch's zip serialization: ``<archive>/data.pkl`` pickles the object, each tenso
 persistent id ``("storage", torch.FloatStorage, key, location, numel)`` whose bytes are the
 zip record ``<archive>/data/<key>``; ``<archive>/byteorder`` says ``little`` or ``big``.
 
-:func:`read_checkpoint` reads data.pkl with a restricted unpickler that knows only the
+:func:`read_checkpoint` reads data.pkl with the restricted unpickler of
+:mod:`arenalite.models.torch_checkpoint` (shared with TabPFN's reader), which knows only the
 classes such a file holds (:data:`ALLOWED`); any other class is refused before anything is
 called, so a hostile file cannot run code. Tensors are references until the state dict's
 are materialized (the optimizer's are never read). The config is completed with
@@ -25,13 +26,8 @@ predictions are those of random weights, not of TabICL.
 
 from __future__ import annotations
 
-import io
 import json
 import math
-import pickle
-import struct
-import zipfile
-import zlib
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
@@ -39,8 +35,13 @@ from typing import Any
 
 import numpy as np
 
-from .. import safetensors
+from .. import safetensors, torch_checkpoint
+from ..torch_checkpoint import few
 
+ALLOWED = torch_checkpoint.ALLOWED
+"""Every (module, name) the unpickler resolves (:mod:`arenalite.models.torch_checkpoint`)."""
+MAX_PICKLE = torch_checkpoint.MAX_PICKLE
+"""Largest data.pkl read (bytes); a TabICL checkpoint's is well under a megabyte."""
 FORMAT = "arenalite.tabicl"
 VERSION = "1"
 CONFIG_DEFAULTS: dict[str, Any] = {
@@ -61,24 +62,6 @@ SSMAX_HIDDEN = 64
 """Hidden width of the SSMax MLPs (fixed in ``tabicl._model.ssmax``)."""
 ACTIVATIONS = ("gelu", "relu")
 """The activations ``nn.TransformerEncoderLayer`` takes by name."""
-MAX_PICKLE = 1 << 28
-"""Largest data.pkl read (bytes); a TabICL checkpoint's is well under a megabyte."""
-
-_STORAGES = {
-    "FloatStorage": "f4", "HalfStorage": "f2", "BFloat16Storage": "bf16",
-    "DoubleStorage": "f8", "LongStorage": "i8", "IntStorage": "i4", "ShortStorage": "i2",
-    "CharStorage": "i1", "ByteStorage": "u1", "BoolStorage": "b1",
-}
-"""torch's typed storage classes as pickled by ``torch.save`` → element type."""
-_FLOAT_STORAGES = ("FloatStorage", "HalfStorage", "BFloat16Storage", "DoubleStorage")
-ALLOWED = (
-    ("torch._utils", "_rebuild_tensor_v2"), ("torch._utils", "_rebuild_tensor"),
-    ("torch._utils", "_rebuild_parameter"), ("torch._utils", "_rebuild_parameter_with_state"),
-    ("collections", "OrderedDict"), ("torch", "Size"),
-    ("builtins", "set"), ("builtins", "frozenset"),
-    *(("torch", name) for name in _STORAGES),
-)
-"""Every (module, name) the unpickler resolves; anything else is refused."""
 
 
 @dataclass(frozen=True)
@@ -263,9 +246,9 @@ def check_tensors(config: dict, tensors: dict[str, np.ndarray],
     if missing or extra:
         parts = []
         if missing:
-            parts.append(f"missing tensors {_few(missing)}")
+            parts.append(f"missing tensors {few(missing)}")
         if extra:
-            parts.append(f"unexpected tensors {_few(extra)}")
+            parts.append(f"unexpected tensors {few(extra)}")
         raise ValueError(f"{where}: {' and '.join(parts)} for its config (TabICL with "
                          f"{_brief(config)} has {len(shapes)} tensors)")
     for name, shape in shapes.items():
@@ -276,112 +259,9 @@ def check_tensors(config: dict, tensors: dict[str, np.ndarray],
     return {name: tensors[name] for name in shapes}
 
 
-def _few(names: list[str], limit: int = 8) -> str:
-    shown = ", ".join(repr(n) for n in names[:limit])
-    return f"[{shown}{f', … {len(names) - limit} more' if len(names) > limit else ''}]"
-
-
 def _brief(config: dict) -> str:
     keys = ("max_classes", "embed_dim", "col_num_blocks", "row_num_blocks", "icl_num_blocks")
     return ", ".join(f"{k}={config.get(k, CONFIG_DEFAULTS[k])}" for k in keys)
-
-
-# --- the restricted unpickler -------------------------------------------------------------
-
-
-def _no_build(self: object, state: object) -> None:
-    """``__setstate__`` of the records below: a pickle's BUILD opcode on one is refused."""
-    raise _Refused(f"sets the state of a {type(self).__name__.strip('_')} record, which "
-                   "torch.save never does")
-
-
-# Frozen and slotted (no __dict__ for BUILD to fill), and their own __setstate__ (the one
-# dataclasses gives a frozen slotted class would set the fields from any BUILD state).
-@dataclass(frozen=True, slots=True)
-class _StorageType:
-    name: str
-    __setstate__ = _no_build
-
-
-@dataclass(frozen=True, slots=True)
-class _Storage:
-    kind: str
-    key: str
-    numel: int
-    __setstate__ = _no_build
-
-
-@dataclass(frozen=True, slots=True)
-class _TensorRef:
-    storage: _Storage
-    offset: int
-    size: tuple[int, ...]
-    stride: tuple[int, ...]
-    __setstate__ = _no_build
-
-
-class _Refused(Exception):
-    """A class outside :data:`ALLOWED` (or a malformed tensor record), raised mid-load."""
-
-
-def _index_tuple(value: object, what: str) -> tuple[int, ...]:
-    if isinstance(value, list):
-        value = tuple(value)
-    if not isinstance(value, tuple) or not all(
-            isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value):
-        raise _Refused(f"has a tensor whose {what} is {value!r}, not a tuple of non-negative "
-                       "integers")
-    return value
-
-
-def _rebuild_tensor(storage: object = None, offset: object = None, size: object = None,
-                    stride: object = None, *_: object) -> _TensorRef:
-    if not isinstance(storage, _Storage):
-        raise _Refused(f"has a tensor built on a {type(storage).__name__}, not a saved storage")
-    if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
-        raise _Refused(f"has a tensor whose storage offset is {offset!r}")
-    size, stride = _index_tuple(size, "size"), _index_tuple(stride, "stride")
-    if len(size) != len(stride):
-        raise _Refused(f"has a tensor of size {list(size)} but stride {list(stride)}")
-    return _TensorRef(storage, offset, size, stride)
-
-
-def _rebuild_parameter(data: object = None, *_: object) -> object:
-    if not isinstance(data, _TensorRef):
-        raise _Refused(f"has a parameter wrapping a {type(data).__name__}, not a tensor")
-    return data
-
-
-class _Unpickler(pickle.Unpickler):
-    """Resolves only :data:`ALLOWED`; storages become :class:`_Storage` references."""
-
-    _FUNCTIONS = {"_rebuild_tensor_v2": _rebuild_tensor, "_rebuild_tensor": _rebuild_tensor,
-                  "_rebuild_parameter": _rebuild_parameter,
-                  "_rebuild_parameter_with_state": _rebuild_parameter}
-
-    def find_class(self, module: str, name: str) -> Any:
-        module = "builtins" if module == "__builtin__" else module
-        if (module, name) not in ALLOWED:
-            raise _Refused(f"refers to class {f'{module}.{name}'!r}, which a TabICL "
-                           "checkpoint never contains; refusing to load it")
-        if module == "torch._utils":
-            return self._FUNCTIONS[name]
-        if module == "collections":
-            from collections import OrderedDict
-
-            return OrderedDict
-        if name == "Size":
-            return tuple
-        if module == "builtins":
-            return set if name == "set" else frozenset
-        return _StorageType(name)
-
-    def persistent_load(self, pid: Any) -> _Storage:
-        if (not isinstance(pid, tuple) or len(pid) != 5 or pid[0] != "storage"
-                or not isinstance(pid[1], _StorageType) or not isinstance(pid[2], str)
-                or isinstance(pid[4], bool) or not isinstance(pid[4], int) or pid[4] < 0):
-            raise _Refused(f"has a persistent id {pid!r} that is not a torch storage record")
-        return _Storage(pid[1].name, pid[2], pid[4])
 
 
 # --- reading ------------------------------------------------------------------------------
@@ -398,23 +278,12 @@ def read_checkpoint(path: str | PathLike) -> Checkpoint:
     """
     p = Path(path)
     where = f"checkpoint {str(p)!r}"
-    if p.is_dir():
-        raise ValueError(f"{where} is a directory, not a file")
-    if not p.is_file():
-        raise ValueError(f"{where} does not exist")
-    with p.open("rb") as f:
-        head = f.read(16)
-    if head[:4] in (b"PK\x03\x04", b"PK\x05\x06"):
-        config, tensors = _read_zip(p, where)
-    elif len(head) >= 9 and head[8:9] == b"{":
-        config, tensors = _read_safetensors(p, where)
-    elif head[:1] == b"\x80":
-        raise ValueError(f"{where} is a bare pickle (torch's legacy format, before torch 1.6, "
-                         "or not torch's at all), which is not read; torch.save of torch 1.6 "
-                         "or later writes the zip format read here")
+    if torch_checkpoint.sniff(p, where) == "zip":
+        obj, tensors = torch_checkpoint.read_zip(p, where, model="TabICL",
+                                                 required=("config", "state_dict"))
+        config = obj["config"]
     else:
-        raise ValueError(f"{where} is neither a torch checkpoint (a zip archive holding "
-                         "data.pkl) nor a safetensors file")
+        config, tensors = _read_safetensors(p, where)
     config = check_config(config, where)
     return Checkpoint(config, check_tensors(config, tensors, where), p)
 
@@ -432,127 +301,6 @@ def _read_safetensors(p: Path, where: str) -> tuple[object, dict[str, np.ndarray
         raise ValueError(f"{where}: safetensors metadata 'config' is not JSON: "
                          f"{metadata.get('config')!r}") from None
     return config, tensors
-
-
-def _read_zip(p: Path, where: str) -> tuple[object, dict[str, np.ndarray]]:
-    try:
-        with zipfile.ZipFile(p) as archive:
-            return _read_archive(archive, where)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError, struct.error,
-            NotImplementedError, RuntimeError) as exc:  # RuntimeError: an encrypted record
-        raise ValueError(f"{where} is not a readable zip archive (truncated or corrupt): "
-                         f"{exc}") from None
-
-
-def _read_archive(archive: zipfile.ZipFile, where: str) -> tuple[object, dict[str, np.ndarray]]:
-    infos = {info.filename: info for info in archive.infolist()}
-    pickles = [n for n in infos if n.endswith("/data.pkl") and n.count("/") == 1]
-    if len(pickles) != 1:
-        raise ValueError(f"{where}: a torch checkpoint holds one <archive>/data.pkl; this zip "
-                         f"holds {len(pickles)} ({_few(sorted(infos))})")
-    prefix = pickles[0][:-len("data.pkl")]
-    if infos[pickles[0]].file_size > MAX_PICKLE:
-        raise ValueError(f"{where}: data.pkl is {infos[pickles[0]].file_size} bytes, more "
-                         f"than a TabICL checkpoint's ({MAX_PICKLE})")
-    order = archive.read(prefix + "byteorder").decode("ascii", "replace").strip() \
-        if prefix + "byteorder" in infos else "little"
-    if order not in ("little", "big"):
-        raise ValueError(f"{where}: byteorder record says {order!r}, not little or big")
-    try:
-        obj = _Unpickler(io.BytesIO(archive.read(pickles[0]))).load()
-    except _Refused as exc:
-        raise ValueError(f"{where}: data.pkl {exc}") from None
-    except Exception as exc:  # whatever malformed opcodes raise: the pickle is not valid
-        raise ValueError(f"{where}: data.pkl is not a valid pickle ({type(exc).__name__}: "
-                         f"{exc})") from None
-    if not isinstance(obj, dict):
-        raise ValueError(f"{where}: the checkpoint holds a {type(obj).__name__}, not a dict "
-                         "with 'config' and 'state_dict'")
-    for key in ("config", "state_dict"):
-        if key not in obj:
-            raise ValueError(f"{where}: the checkpoint has no {key!r} (its keys: "
-                             f"{sorted(map(str, obj))})")
-    state = obj["state_dict"]
-    if not isinstance(state, dict):
-        raise ValueError(f"{where}: 'state_dict' is a {type(state).__name__}, not a dict")
-    _check_storages(obj, infos, prefix, where)
-    uses: dict[str, int] = {}
-    for name, ref in state.items():
-        if not isinstance(name, str) or not isinstance(ref, _TensorRef):
-            raise ValueError(f"{where}: state_dict entry {name!r} is a "
-                             f"{type(ref).__name__}, not a tensor")
-        uses[ref.storage.key] = uses.get(ref.storage.key, 0) + 1
-    storages: dict[str, tuple[_Storage, np.ndarray]] = {}
-    tensors = {}
-    for name, ref in state.items():
-        tensors[name] = _materialize(name, ref, storages, archive, infos, prefix, order, where)
-        uses[ref.storage.key] -= 1
-        if not uses[ref.storage.key]:  # its last tensor: let the storage go
-            storages.pop(ref.storage.key)
-    return obj["config"], tensors
-
-
-def _check_storages(obj: object, infos: dict, prefix: str, where: str) -> None:
-    """Every storage the pickle refers to (state dict or not) must be a record of the zip."""
-    seen: set[int] = set()
-    stack = [obj]
-    while stack:
-        item = stack.pop()
-        if id(item) in seen:
-            continue
-        seen.add(id(item))
-        if isinstance(item, _TensorRef):
-            if prefix + "data/" + item.storage.key not in infos:
-                raise ValueError(f"{where}: storage {item.storage.key!r} is referred to but "
-                                 f"the archive has no record {prefix}data/{item.storage.key}")
-        elif isinstance(item, dict):
-            stack.extend(item.values())
-        elif isinstance(item, list | tuple | set | frozenset):
-            stack.extend(item)
-
-
-def _materialize(name: str, ref: _TensorRef, storages: dict[str, tuple[_Storage, np.ndarray]],
-                 archive: zipfile.ZipFile, infos: dict, prefix: str, order: str,
-                 where: str) -> np.ndarray:
-    storage = ref.storage
-    if storage.kind not in _FLOAT_STORAGES:
-        raise ValueError(f"{where}: tensor {name!r} is stored as torch.{storage.kind}; a "
-                         "TabICL state_dict holds floating-point tensors only")
-    if storage.key in storages and storages[storage.key][0] != storage:
-        raise ValueError(f"{where}: tensor {name!r} declares storage {storage.key!r} as "
-                         f"{storage.numel} elements of torch.{storage.kind}, another tensor "
-                         f"as {storages[storage.key][0].numel} of "
-                         f"torch.{storages[storage.key][0].kind}")
-    if storage.key not in storages:
-        code = _STORAGES[storage.kind]
-        itemsize = 2 if code == "bf16" else int(code[1:])
-        info = infos[prefix + "data/" + storage.key]
-        if info.file_size != storage.numel * itemsize:
-            raise ValueError(f"{where}: storage {storage.key!r} (of tensor {name!r}) holds "
-                             f"{info.file_size} bytes but declares {storage.numel} elements "
-                             f"of torch.{storage.kind} ({storage.numel * itemsize} bytes)")
-        raw = archive.read(info)
-        end = "<" if order == "little" else ">"
-        if code == "bf16":
-            bits = np.frombuffer(raw, dtype=end + "u2").astype(np.uint32) << 16
-            flat = bits.view(np.float32)
-        else:
-            flat = np.frombuffer(raw, dtype=end + code).astype(np.float32, copy=False)
-        storages[storage.key] = (storage, flat)
-    flat = storages[storage.key][1]
-    if 0 not in ref.size:
-        last = ref.offset + sum((n - 1) * s for n, s in zip(ref.size, ref.stride, strict=True))
-        if last >= flat.size:
-            raise ValueError(f"{where}: tensor {name!r} (size {list(ref.size)}, stride "
-                             f"{list(ref.stride)}, offset {ref.offset}) reaches element "
-                             f"{last} of storage {storage.key!r}, which holds "
-                             f"{storage.numel}")
-        view = np.lib.stride_tricks.as_strided(
-            flat[ref.offset:], shape=ref.size,
-            strides=tuple(s * flat.itemsize for s in ref.stride), writeable=False)
-    else:
-        view = np.zeros(ref.size, np.float32)
-    return np.array(view, dtype=np.float32, order="C")
 
 
 # --- writing ------------------------------------------------------------------------------
