@@ -5,7 +5,7 @@ import { gunzipSync } from "node:zlib";
 import Papa from "papaparse";
 import { defaultName, parseTableText, tableSuffix } from "../src/table/parse.js";
 import { readTable } from "../src/table/table.js";
-import { reprString } from "../src/table/py_repr.js";
+import { reprString } from "../src/py_repr.js";
 
 /** The text of a table file (a .gz one decompressed); a missing file is one clear error. */
 export async function tableText(path) {

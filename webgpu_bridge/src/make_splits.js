@@ -18,7 +18,7 @@
 // TypeErrors of Python are thrown as TypeError, ValueErrors as Error, with the same text.
 
 import { defaultRng } from "./numpy_random.js";
-import { compareCodePoints, reprFloat, reprString } from "./table/py_repr.js";
+import { compareCodePoints, formatFixed, formatGeneral, reprFloat, reprString } from "./py_repr.js";
 
 export const SCHEMA = "arenalite.splits";
 export const VERSION = 1;
@@ -122,50 +122,6 @@ export function datetime64Str(us) {
   const [y, mo, d, h, mi, s, micro] = datetimeFields(us);
   const p = (x, n = 2) => String(x).padStart(n, "0");
   return `${p(y, 4)}-${p(mo)}-${p(d)}T${p(h)}:${p(mi)}:${p(s)}.${p(micro, 6)}`;
-}
-
-/** Digits of |x| rounded to `digits` places by `method` (toFixed / toExponential), ties to
- * even as Python's formatting rounds them (JavaScript rounds ties away from zero). */
-function roundedText(x, method, digits) {
-  const text = Math.abs(x)[method](digits);
-  const exact = Math.abs(x)[method](Math.min(100, digits + 40));
-  const [mantissa, exponent] = exact.split("e");
-  const cut = mantissa.indexOf(".") < 0 ? mantissa.length : mantissa.indexOf(".") + digits + (digits ? 1 : 0);
-  const kept = mantissa.slice(0, cut).replace(/\.$/, "");
-  const last = Number(kept[kept.length - 1]);
-  if (/^50*$/.test(mantissa.slice(cut).replace(".", "")) && last % 2 === 0) {
-    return exponent === undefined ? kept : `${kept}e${exponent}`;
-  }
-  return text;
-}
-
-function signOf(x, plus) {
-  return x < 0 || Object.is(x, -0) ? "-" : plus ? "+" : "";
-}
-
-/** Python's format(x, ".{digits}f") (and "+.{digits}f" with `plus`). */
-export function formatFixed(x, digits, plus = false) {
-  if (Number.isNaN(x)) return "nan";
-  if (!Number.isFinite(x)) return `${signOf(x, plus)}inf`;
-  return signOf(x, plus) + roundedText(x, "toFixed", digits);
-}
-
-/** Python's format(x, ".{precision}g"). */
-export function formatGeneral(x, precision) {
-  if (Number.isNaN(x)) return "nan";
-  if (!Number.isFinite(x)) return `${signOf(x)}inf`;
-  if (x === 0) return `${signOf(x)}0`;
-  const p = Math.max(precision, 1);
-  const [mantissa, exp] = roundedText(x, "toExponential", p - 1).split("e");
-  const e = Number(exp);
-  const strip = (s) => (s.includes(".") ? s.replace(/0+$/, "").replace(/\.$/, "") : s);
-  if (e < -4 || e >= p) {
-    return `${signOf(x)}${strip(mantissa)}e${e < 0 ? "-" : "+"}${String(Math.abs(e)).padStart(2, "0")}`;
-  }
-  const digits = mantissa.replace(".", "");
-  const text = e < 0 ? `0.${"0".repeat(-e - 1)}${digits}`
-    : digits.length > e + 1 ? `${digits.slice(0, e + 1)}.${digits.slice(e + 1)}` : digits.padEnd(e + 1, "0");
-  return signOf(x) + strip(text);
 }
 
 // ----------------------------------------------------------------------------- gap
@@ -1060,3 +1016,4 @@ export function toJson(splits) {
 
 /** The page's name for toJson: the text of a downloaded split file. */
 export const splitsJson = toJson;
+export { formatFixed, formatGeneral };

@@ -12,7 +12,7 @@
 // - "text":  anything else: the raw strings, as sorted categories (Python's str order).
 // Missing: pandas' default NA strings, exactly (" NA" with a space is text, as in pandas).
 
-import { compareCodePoints } from "./py_repr.js";
+import { compareCodePoints } from "../py_repr.js";
 
 export const NA_STRINGS = new Set(["", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN",
   "-NaN", "-nan", "1.#IND", "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a",

@@ -1,7 +1,7 @@
 // What the loader sees, as text: the JavaScript twin of datasets/table.py `describe`
 // (`arenalite describe`), line for line, given the table and the splits made for it.
 
-import { formatG, padRight, repr, reprList, thousands } from "./py_repr.js";
+import { formatGeneral, padRight, repr, reprList, thousands } from "../py_repr.js";
 
 export const HOLDOUT_TEST_ROWS = 250000;
 export const HOLDOUT_SEED = 42;
@@ -35,7 +35,7 @@ export function describeTable(table, persisted) {
       if (v < lo) lo = v;
       if (v > hi) hi = v;
     }
-    lines.push(`target range: ${formatG(lo)} … ${formatG(hi)}`);
+    lines.push(`target range: ${formatGeneral(lo, 6)} … ${formatGeneral(hi, 6)}`);
   }
   const width = Math.max(...names.map((c) => [...c].length));
   lines.push("columns:");

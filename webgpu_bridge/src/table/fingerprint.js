@@ -3,7 +3,7 @@
 // `check_table_splits` (same hashes, same messages), so a file made by `arenalite splits`
 // is accepted here and a foreign one refused with the Python words.
 
-import { repr, reprList } from "./py_repr.js";
+import { repr, reprList } from "../py_repr.js";
 
 async function sha256Hex(bytes) {
   const digest = await globalThis.crypto.subtle.digest("SHA-256", bytes);

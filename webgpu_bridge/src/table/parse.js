@@ -4,7 +4,7 @@
 // Python messages, word for word.
 
 import { ColumnReader } from "./cells.js";
-import { repr, reprString } from "./py_repr.js";
+import { repr, reprString } from "../py_repr.js";
 
 export const SUFFIXES = [".csv", ".csv.gz", ".tsv", ".tsv.gz", ".parquet"];
 const CHUNK_CHARS = 1 << 22;

@@ -5,7 +5,7 @@
 //   {name, kind: "numeric", values: Float64Array (NaN = missing)}
 //   {name, kind: "categorical", codes: Int32Array (-1 = missing), categories (sorted)}
 
-import { repr, reprList, reprString } from "./py_repr.js";
+import { repr, reprList, reprString } from "../py_repr.js";
 import { parseNumber } from "./cells.js";
 import { parseDatetime } from "./dates.js";
 

@@ -1,6 +1,7 @@
 // Python's text for values, so that the page and the Node tools print the Python loader's
 // messages word for word: repr() of str, float, int, bool and lists, and format specs
-// ("{:.6g}", "{:,}") used in `arenalite describe`.
+// ("{:.6g}", "{:.2f}", "{:,}", ties to even as Python rounds) used in the messages and in
+// `arenalite describe`. Shared by the table reader and the split maker.
 
 /** repr() of a Python str: single quotes unless the text holds ' and no ". */
 export function reprString(text) {
@@ -56,19 +57,48 @@ export function reprList(values, isInt = false) {
   return `[${values.map((v) => repr(v, isInt)).join(", ")}]`;
 }
 
-/** Python's format(x, ".{p}g"). */
-export function formatG(x, precision = 6) {
+/** Digits of |x| rounded to `digits` places by `method` (toFixed / toExponential), ties to
+ * even as Python's formatting rounds them (JavaScript rounds ties away from zero). */
+function roundedText(x, method, digits) {
+  const text = Math.abs(x)[method](digits);
+  const exact = Math.abs(x)[method](Math.min(100, digits + 40));
+  const [mantissa, exponent] = exact.split("e");
+  const cut = mantissa.indexOf(".") < 0 ? mantissa.length : mantissa.indexOf(".") + digits + (digits ? 1 : 0);
+  const kept = mantissa.slice(0, cut).replace(/\.$/, "");
+  const last = Number(kept[kept.length - 1]);
+  if (/^50*$/.test(mantissa.slice(cut).replace(".", "")) && last % 2 === 0) {
+    return exponent === undefined ? kept : `${kept}e${exponent}`;
+  }
+  return text;
+}
+
+function signOf(x, plus) {
+  return x < 0 || Object.is(x, -0) ? "-" : plus ? "+" : "";
+}
+
+/** Python's format(x, ".{digits}f") (and "+.{digits}f" with `plus`). */
+export function formatFixed(x, digits, plus = false) {
   if (Number.isNaN(x)) return "nan";
-  if (!Number.isFinite(x)) return x > 0 ? "inf" : "-inf";
-  if (x === 0) return Object.is(x, -0) ? "-0" : "0";
+  if (!Number.isFinite(x)) return `${signOf(x, plus)}inf`;
+  return signOf(x, plus) + roundedText(x, "toFixed", digits);
+}
+
+/** Python's format(x, ".{precision}g"). */
+export function formatGeneral(x, precision) {
+  if (Number.isNaN(x)) return "nan";
+  if (!Number.isFinite(x)) return `${signOf(x)}inf`;
+  if (x === 0) return `${signOf(x)}0`;
   const p = Math.max(precision, 1);
-  const [mantissa, exp] = x.toExponential(p - 1).split("e");
+  const [mantissa, exp] = roundedText(x, "toExponential", p - 1).split("e");
   const e = Number(exp);
   const strip = (s) => (s.includes(".") ? s.replace(/0+$/, "").replace(/\.$/, "") : s);
   if (e < -4 || e >= p) {
-    return `${strip(mantissa)}e${e < 0 ? "-" : "+"}${String(Math.abs(e)).padStart(2, "0")}`;
+    return `${signOf(x)}${strip(mantissa)}e${e < 0 ? "-" : "+"}${String(Math.abs(e)).padStart(2, "0")}`;
   }
-  return strip(x.toFixed(Math.max(p - 1 - e, 0)));
+  const digits = mantissa.replace(".", "");
+  const text = e < 0 ? `0.${"0".repeat(-e - 1)}${digits}`
+    : digits.length > e + 1 ? `${digits.slice(0, e + 1)}.${digits.slice(e + 1)}` : digits.padEnd(e + 1, "0");
+  return signOf(x) + strip(text);
 }
 
 /** Python's format(n, ","). */
