@@ -8,6 +8,9 @@
 // strings, numbers or booleans, sorted as Python's sorted() sorts them}. A column's levels
 // are the categories whose code occurs in the context rows, in category order.
 import { modelEntry } from "./models.js";
+import { pairwiseSum } from "./numpy_sum.js";
+
+export { pairwiseSum };
 
 /** A categorical column with more context levels than this gets ordinal codes (common encoding). */
 export const MAX_ONE_HOT_LEVELS = 10;
@@ -22,33 +25,6 @@ export function modelEncoding(name) {
       `known: ${ENCODINGS.join(", ")}`);
   }
   return encoding;
-}
-
-/**
- * numpy's float64 sum of a[lo .. lo+n) (pairwise, 8-way unrolled blocks of at most 128),
- * so that a mean is Python's to the last bit.
- */
-export function pairwiseSum(a, lo, n) {
-  if (n < 8) {
-    let res = 0;
-    for (let i = 0; i < n; i++) res += a[lo + i];
-    return res;
-  }
-  if (n <= 128) {
-    let r0 = a[lo], r1 = a[lo + 1], r2 = a[lo + 2], r3 = a[lo + 3];
-    let r4 = a[lo + 4], r5 = a[lo + 5], r6 = a[lo + 6], r7 = a[lo + 7];
-    let i = 8;
-    for (const end = n - (n % 8); i < end; i += 8) {
-      r0 += a[lo + i]; r1 += a[lo + i + 1]; r2 += a[lo + i + 2]; r3 += a[lo + i + 3];
-      r4 += a[lo + i + 4]; r5 += a[lo + i + 5]; r6 += a[lo + i + 6]; r7 += a[lo + i + 7];
-    }
-    let res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7));
-    for (; i < n; i++) res += a[lo + i];
-    return res;
-  }
-  let n2 = Math.floor(n / 2);
-  n2 -= n2 % 8;
-  return pairwiseSum(a, lo, n2) + pairwiseSum(a, lo + n2, n - n2);
 }
 
 /**

@@ -1,30 +1,11 @@
 // The row-order warning: Spearman rho of row position and the target (`row_order_correlation`)
 // and the RowOrderWarning's text when the table looks sorted by it (`_warn_row_order`).
+import { pairwiseSum } from "../numpy_sum.js";
 import { formatFixed, formatGeneral } from "../py_repr.js";
 import { column, yShow } from "./inputs.js";
 import { ROW_ORDER_MIN_RHO, ROW_ORDER_MIN_ROWS, ROW_ORDER_Z, TASKS, TASKS_REPR } from "./protocol.js";
 import { pyRepr } from "./py_values.js";
 import { uniqueCodes } from "./unique.js";
-
-/** numpy's pairwise sum of float64 (np.add.reduce on a contiguous array). */
-function pairwiseSum(a, lo = 0, n = a.length) {
-  if (n < 8) {
-    let res = 0;
-    for (let i = lo; i < lo + n; i++) res += a[i];
-    return res;
-  }
-  if (n <= 128) {
-    const r = Array.from({ length: 8 }, (_, j) => a[lo + j]);
-    let i = 8;
-    for (; i < n - (n % 8); i += 8) for (let j = 0; j < 8; j++) r[j] += a[lo + i + j];
-    let res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-    for (; i < n; i++) res += a[lo + i];
-    return res;
-  }
-  let n2 = Math.floor(n / 2);
-  n2 -= n2 % 8;
-  return pairwiseSum(a, lo, n2) + pairwiseSum(a, lo + n2, n - n2);
-}
 
 function dot(a, b) {
   let s = 0;

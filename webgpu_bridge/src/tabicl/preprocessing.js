@@ -8,6 +8,7 @@
 // columns of a matrix), so the results are numpy's up to the last bits of log1p/expm1/log.
 //
 // A matrix is {rows, cols, data: Float64Array} in row-major order.
+import { pairwiseSum } from "../numpy_sum.js";
 
 export const NORM_METHODS = Object.freeze(["none", "power"]);
 export const SCALE_EPSILON = 1e-6;
@@ -20,28 +21,7 @@ const MAX = 1.7976931348623157e308;
 
 // --- numpy's sums -------------------------------------------------------------------------
 
-/** numpy's pairwise sum of n values from `start` by `stride`; `round` = Math.fround for float32. */
-export function pairwiseSum(a, start, n, stride = 1, round = (x) => x) {
-  if (n < 8) {
-    let res = round(0);
-    for (let i = 0; i < n; i++) res = round(res + a[start + i * stride]);
-    return res;
-  }
-  if (n <= 128) {
-    const r = [];
-    for (let j = 0; j < 8; j++) r.push(round(a[start + j * stride]));
-    let i = 8;
-    for (; i < n - (n % 8); i += 8) {
-      for (let j = 0; j < 8; j++) r[j] = round(r[j] + a[start + (i + j) * stride]);
-    }
-    let res = round(round(round(r[0] + r[1]) + round(r[2] + r[3])) + round(round(r[4] + r[5]) + round(r[6] + r[7])));
-    for (; i < n; i++) res = round(res + a[start + i * stride]);
-    return res;
-  }
-  let n2 = Math.floor(n / 2);
-  n2 -= n2 % 8;
-  return round(pairwiseSum(a, start, n2, stride, round) + pairwiseSum(a, start + n2 * stride, n - n2, stride, round));
-}
+export { pairwiseSum };
 
 /** np.sum(x, axis=0) of a rows × cols matrix: pairwise for one column, else row after row. */
 export function columnSums(data, rows, cols, round = (x) => x) {
