@@ -1,0 +1,112 @@
+"""In-context learning (``ICLTransformerBlock`` × ``nlayers``, then ``output_norm``): row
+representations (Cl · E = D numbers), the context rows' with their target's embedding
+(``icl_y_encoder``) added, through pre-norm blocks whose keys and values come from the
+context rows only (softmax scaling for N keys on every layer).
+
+Keys and values have ``icl_num_kv_heads`` heads (all ``icl_num_heads`` when unset; query
+head h reads KV head ``h // (heads / kv_heads)``). Where ``icl_num_kv_heads_test`` is set,
+the context rows attend with every KV head but query rows with the first
+``icl_num_kv_heads_test`` only; the cache keeps just those (as the package's
+``KVCacheEntry``). The context's keys and values per layer are the ICL stage's cache,
+computed once per split (:func:`fit_context`); any batch of query rows then goes through
+alone (:func:`query`). The cache stays float32 (the package's default int8 cache moves
+outputs; parity is with ``fit_mode="low_memory"``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .cells import embed_target
+from .layers import Block, attend, chunks, feed_forward, linear, merge_heads, norm, split_heads
+
+SCRATCH_FLOATS = 1 << 25
+"""Attention scores one chunk of context rows may hold at once (128 MiB)."""
+
+
+@dataclass(frozen=True)
+class ICLLayer:
+    block: Block
+    heads: int
+    kv_heads: int
+    test_heads: int
+
+    def keys_values(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        a = self.block.sub("icl_attention")
+        return (split_heads(linear(x, a["k_projection.weight"]), self.kv_heads),
+                split_heads(linear(x, a["v_projection.weight"]), self.kv_heads))
+
+    def __call__(self, h: np.ndarray, x: np.ndarray,
+                 kv: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+        """Rows ``h`` (rows, D), normed ``x``, over keys/values ``kv`` → the block's output."""
+        a = self.block.sub("icl_attention")
+        q = split_heads(linear(x, a["q_projection.weight"]), self.heads)
+        out = attend(q, *kv, a.sub("softmax_scaling_layer"))
+        out = h + linear(merge_heads(out), a["out_projection.weight"])
+        out += feed_forward(self.block.sub("mlp"), norm(self.block, "layernorm_mlp", out))
+        return out
+
+
+class ICLStage:
+    """The ICL transformer's tensors and settings, read from a checkpoint's config."""
+
+    def __init__(self, tensors: dict[str, np.ndarray], config: dict):
+        self.root = Block(tensors, "")
+        self.y_encoder = Block(tensors, "icl_y_encoder.")
+        self.classification = config["max_num_classes"] >= 2
+        heads = int(config["icl_num_heads"])
+        kv_heads = int(config["icl_num_kv_heads"] or heads)
+        test_heads = int(config["icl_num_kv_heads_test"] or kv_heads)
+        self.heads, self.kv_heads, self.test_heads = heads, kv_heads, test_heads
+        self.layers = [ICLLayer(self.root.sub(f"icl_blocks.{i}"), heads, kv_heads, test_heads)
+                       for i in range(int(config["nlayers"]))]
+
+    def chunk_rows(self, n_keys: int) -> int:
+        return max(1, SCRATCH_FLOATS // max(self.heads * n_keys, 1))
+
+
+@dataclass(frozen=True)
+class ICLCache:
+    """Per layer, the context rows' keys and values as query rows read them:
+    (test_heads, N, d) each."""
+
+    kv: tuple[tuple[np.ndarray, np.ndarray], ...]
+
+
+def _through(stage: ICLStage, layer: ICLLayer, h: np.ndarray,
+             kv: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    x = norm(layer.block, "layernorm", h)
+    size = stage.chunk_rows(kv[0].shape[-2])
+    if h.shape[0] <= size:
+        return layer(h, x, kv)
+    return np.concatenate([layer(h[r], x[r], kv) for r in chunks(h.shape[0], size)])
+
+
+def fit_context(stage: ICLStage, r_train: np.ndarray, y_train: np.ndarray,
+                layers: list[np.ndarray] | None = None) -> tuple[np.ndarray, ICLCache]:
+    """Context rows' representations (N, D) with targets (N,) → their output after the last
+    layer and ``output_norm`` (N, D), and the per-layer cache. ``layers`` collects each
+    layer's output."""
+    h = r_train + embed_target(stage.y_encoder, y_train, stage.classification)
+    cached = []
+    for layer in stage.layers:
+        k, v = layer.keys_values(norm(layer.block, "layernorm", h))
+        cached.append((np.ascontiguousarray(k[:stage.test_heads]),
+                       np.ascontiguousarray(v[:stage.test_heads])))
+        h = _through(stage, layer, h, (k, v))
+        if layers is not None:
+            layers.append(h)
+    return norm(stage.root, "output_norm", h), ICLCache(tuple(cached))
+
+
+def query(stage: ICLStage, cache: ICLCache, r: np.ndarray,
+          layers: list[np.ndarray] | None = None) -> np.ndarray:
+    """Query rows' representations (M, D) → their output after ``output_norm`` (M, D)."""
+    h = r
+    for layer, kv in zip(stage.layers, cache.kv, strict=True):
+        h = _through(stage, layer, h, kv)
+        if layers is not None:
+            layers.append(h)
+    return norm(stage.root, "output_norm", h)

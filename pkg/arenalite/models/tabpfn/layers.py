@@ -1,0 +1,89 @@
+"""The numeric pieces TabPFN v3's stages are built of, float32 numpy
+(``tabpfn/architectures/tabpfn_v3.py``).
+
+What is the same op as TabICL's is imported from :mod:`arenalite.models.tabicl.layers`: the
+exact GELU, ``F.linear``, the in-place softmax, rotary positions (split-half layout), the
+state-dict view :class:`Block`, row chunks, and the query-aware softmax scaling
+(``SoftmaxScalingMLP`` is TabICL's ``qassmax-mlp-elementwise``: ``q · base_mlp(log n) ·
+(1 + tanh(query_mlp(q)))``, the same tensor names). What v3 does differently lives here:
+bias-free RMSNorm (``nn.RMSNorm`` with torch's default epsilon, float32's machine epsilon),
+bias-free GELU feed-forwards, separate q/k/v projections without biases, and grouped keys
+and values (query head h reads KV head ``h // (heads / kv_heads)``, torch's
+``repeat_interleave``).
+
+Attention tensors are laid out (…, heads, rows, head_dim).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..tabicl.layers import Block, as_float32, chunks, gelu, linear, mlp, rotate, softmax
+from ..tabicl.layers import ssmax_scale as _ssmax_scale
+
+__all__ = ["Block", "as_float32", "attend", "chunks", "feed_forward", "gelu", "linear",
+           "merge_heads", "mlp", "rms_norm", "rotate", "softmax", "split_heads",
+           "softmax_scaling"]
+
+RMS_EPS = np.float32(np.finfo(np.float32).eps)
+"""``nn.RMSNorm(eps=None)`` uses ``torch.finfo(input.dtype).eps``."""
+
+
+def rms_norm(x: np.ndarray, weight: np.ndarray | None) -> np.ndarray:
+    """RMSNorm over the last axis: ``x / √(mean(x²) + eps) · weight``."""
+    ms = np.mean(x * x, axis=-1, keepdims=True)
+    out = x / np.sqrt(ms + RMS_EPS)
+    if weight is not None:
+        out *= weight
+    return out
+
+
+def norm(block: Block, name: str, x: np.ndarray) -> np.ndarray:
+    """The RMSNorm ``name`` of ``block`` (its weight absent without elementwise affine)."""
+    return rms_norm(x, block.get(f"{name}.weight"))
+
+
+def feed_forward(block: Block, x: np.ndarray) -> np.ndarray:
+    """v3's ``MLP``: ``Linear(no bias) → GELU → Linear(no bias)``, tensors ``0``/``2``."""
+    return linear(gelu(linear(x, block["0.weight"])), block["2.weight"])
+
+
+def split_heads(x: np.ndarray, heads: int) -> np.ndarray:
+    """(…, S, heads · d) → (…, heads, S, d)."""
+    *lead, s, e = x.shape
+    return x.reshape(*lead, s, heads, e // heads).swapaxes(-3, -2)
+
+
+def merge_heads(x: np.ndarray) -> np.ndarray:
+    """(…, heads, S, d) → (…, S, heads · d)."""
+    x = x.swapaxes(-3, -2)
+    return x.reshape(*x.shape[:-2], -1)
+
+
+def softmax_scaling(block: Block | None, q: np.ndarray, n: int) -> np.ndarray:
+    """``SoftmaxScalingMLP`` on queries (…, heads, S, d) for ``n`` keys; ``None``: ``q``."""
+    if block is None:
+        return q
+    return _ssmax_scale(block, "qassmax-mlp-elementwise", q, n)
+
+
+def attend(q: np.ndarray, k: np.ndarray, v: np.ndarray,
+           scaling: Block | None = None) -> np.ndarray:
+    """Scaled-dot-product attention: ``q`` (…, H, S, d) over ``k``/``v`` (…, Hkv, J, d),
+    Hkv dividing H (grouped heads), queries first through ``scaling``. → (…, H, S, d)."""
+    q = softmax_scaling(scaling, q, k.shape[-2])
+    heads, kv_heads = q.shape[-3], k.shape[-3]
+    scale = np.float32(1 / math.sqrt(q.shape[-1]))
+    if kv_heads == heads:
+        scores = q @ k.swapaxes(-1, -2)
+        scores *= scale
+        return softmax(scores) @ v
+    group = heads // kv_heads
+    *lead, _, s, d = q.shape
+    qg = q.reshape(*lead, kv_heads, group, s, d)
+    scores = qg @ k[..., None, :, :].swapaxes(-1, -2)
+    scores *= scale
+    out = softmax(scores) @ v[..., None, :, :]
+    return out.reshape(*lead, heads, s, d)
