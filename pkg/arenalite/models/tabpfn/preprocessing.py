@@ -1,0 +1,295 @@
+"""TabPFN v3's per-member preprocessing of a float feature matrix, as ``tabpfn`` 9.2.0 does it.
+
+A numpy reference of what ``TabPFNClassifier`` / ``TabPFNRegressor`` do to the table before
+the model sees it (defined in docs/models.md, "TabPFN preprocessing and ensemble"), in
+pipeline order. Ported so far:
+
+1. the feature modalities (``detect_feature_modalities`` on a numeric array):
+   :func:`modalities` — a column with at most one distinct value (NaN counts as a value) is
+   constant; past ``MIN_NUMBER_SAMPLES_FOR_CATEGORICAL_INFERENCE`` (100) training rows a
+   column with fewer than ``MIN_UNIQUE_FOR_NUMERICAL_FEATURES`` (4) distinct values is
+   categorical, and a declared categorical one stays so up to
+   ``MAX_UNIQUE_FOR_CATEGORICAL_FEATURES`` (30);
+2. ``clean_data`` / ``clean_data_transform``: :func:`fit_clean` / :func:`clean` — the
+   categorical columns' ordinal codes (the sorted distinct training values; unseen → −1,
+   NaN stays NaN), and a constant column's first training value written into new rows;
+3. per member, the first steps of its pipeline: the ±inf cells set aside as NaN
+   (:func:`set_aside_infs`, written back by :func:`restore_infs`),
+   ``RemoveConstantFeaturesStep`` (:func:`kept_features`) and
+   ``ReshapeFeatureDistributionsStep`` (:func:`fit_reshape` / :func:`reshape`) for the
+   transforms ``squashing_scaler_default`` (:func:`fit_squashing` / :func:`squash`) and
+   ``none``.
+
+Everything runs in float64, the package's preprocessing dtype. Not yet ported: the quantile
+and power transforms, appending the originals (``append_original``), the
+``EncodeCategoricalFeaturesStep``, the SVD, the fingerprint feature, the feature shuffle and
+the 12σ soft clip.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+NUMERICAL, CATEGORICAL, CONSTANT = 0, 1, 2
+"""Modality codes (the package's ``FeatureModality``)."""
+MIN_SAMPLES_FOR_CATEGORICAL = 100
+MAX_UNIQUE_FOR_CATEGORICAL = 30
+MIN_UNIQUE_FOR_NUMERICAL = 4
+SQUASH_MAX_ABS = 3.0
+"""``SquashingScaler``'s default ``max_absolute_value``."""
+SQUASH_QUANTILES = (25.0, 75.0)
+APPEND_TO_ORIGINAL_THRESHOLD = 500
+RESHAPE_TRANSFORMS = ("squashing_scaler_default", "none")
+"""The reshape transforms ported so far."""
+
+
+def count_distinct(x: np.ndarray) -> np.ndarray:
+    """Distinct values per column, NaN counted once as a value (``nunique(dropna=False)``).
+
+    ``-0.0`` equals ``0.0`` and ``inf`` equals ``inf``.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    if len(x) == 0:
+        return np.zeros(x.shape[1], dtype=np.int64)
+    values = np.sort(x, axis=0)
+    missing = np.isnan(values)
+    differs = (values[1:] != values[:-1]) & ~missing[1:]
+    return (differs.sum(axis=0) + (~missing).any(axis=0) + missing.any(axis=0)).astype(np.int64)
+
+
+def modalities(x_train: np.ndarray, categorical_indices: object = None, *,
+               min_samples: int = MIN_SAMPLES_FOR_CATEGORICAL,
+               max_unique_for_category: int = MAX_UNIQUE_FOR_CATEGORICAL,
+               min_unique_for_numerical: int = MIN_UNIQUE_FOR_NUMERICAL) -> np.ndarray:
+    """Each column's modality code (:data:`NUMERICAL`, :data:`CATEGORICAL`, :data:`CONSTANT`).
+
+    The package's rule for a numeric array: ≤ 1 distinct value and not declared categorical:
+    constant; declared categorical with ≤ ``max_unique_for_category`` distinct values:
+    categorical; not declared, more than ``min_samples`` rows and fewer than
+    ``min_unique_for_numerical`` distinct values: categorical; else numerical.
+    """
+    n_unique = count_distinct(x_train)
+    declared = set(int(i) for i in (categorical_indices or ()))
+    big_enough = len(x_train) > min_samples
+    out = np.full(len(n_unique), NUMERICAL, dtype=np.int64)
+    for j, n in enumerate(n_unique.tolist()):
+        if n <= 1 and j not in declared:
+            out[j] = CONSTANT
+        elif (j in declared and n <= max_unique_for_category) or \
+                (j not in declared and big_enough and n < min_unique_for_numerical):
+            out[j] = CATEGORICAL
+    return out
+
+
+@dataclass(frozen=True)
+class CleanFit:
+    """A fitted ``clean_data``: the ordinal categories and the constant columns' values."""
+
+    categories: dict[int, np.ndarray]  # column → sorted distinct non-NaN training values
+    constants: dict[int, float]  # column → its first training value
+
+
+def fit_clean(x_train: np.ndarray, modality: np.ndarray) -> tuple[CleanFit, np.ndarray]:
+    """Fit ``clean_data`` on the training rows; also return them cleaned (a new array)."""
+    x_train = np.asarray(x_train, dtype=np.float64)
+    cats = {int(j): np.unique(x_train[~np.isnan(x_train[:, j]), j])
+            for j in np.flatnonzero(modality == CATEGORICAL)}
+    consts = {int(j): float(x_train[0, j]) for j in np.flatnonzero(modality == CONSTANT)}
+    fit = CleanFit(categories=cats, constants=consts)
+    return fit, _encode(fit, x_train.copy())
+
+
+def _encode(fit: CleanFit, x: np.ndarray) -> np.ndarray:
+    for j, values in fit.categories.items():
+        col = x[:, j]
+        pos = np.searchsorted(values, col)
+        found = (pos < len(values)) & (values[np.minimum(pos, len(values) - 1)] == col)
+        x[:, j] = np.where(np.isnan(col), np.nan, np.where(found, pos, -1.0))
+    return x
+
+
+def clean(fit: CleanFit, x: np.ndarray) -> np.ndarray:
+    """``clean_data_transform`` of new rows (a new array): constants, then ordinal codes."""
+    x = np.array(x, dtype=np.float64)
+    for j, value in fit.constants.items():
+        x[:, j] = value
+    return _encode(fit, x)
+
+
+def set_aside_infs(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """What each member's pipeline does first: (float64 copy with ±inf → NaN, the ±inf
+    values (0 elsewhere), the columns whose ±inf values are not all equal — kept even if
+    otherwise constant)."""
+    x = np.array(x, dtype=np.float64)
+    inf = np.isinf(x)
+    infs = np.where(inf, x, 0.0)
+    x[inf] = np.nan
+    forced = inf.any(axis=0) & (infs != infs[:1]).any(axis=0)
+    return x, infs, forced
+
+
+def restore_infs(x: np.ndarray, infs: np.ndarray, sources: np.ndarray) -> np.ndarray:
+    """Write the set-aside ±inf back (in place) into each output column from its source."""
+    for out_j, src in enumerate(sources.tolist()):
+        rows = np.isinf(infs[:, src])
+        x[rows, out_j] = infs[rows, src]
+    return x
+
+
+def kept_features(x_train: np.ndarray, forced: np.ndarray | None = None) -> np.ndarray:
+    """``RemoveConstantFeaturesStep``: the columns not equal to their first row throughout
+    (a NaN cell is unequal) and not all NaN, plus ``forced``."""
+    keep = ((x_train[0:1, :] == x_train).mean(axis=0) < 1.0) & ~np.all(np.isnan(x_train), axis=0)
+    if forced is not None:
+        keep = keep | forced
+    if not keep.any():
+        raise ValueError("All features are constant and would have been removed")
+    return keep
+
+
+@dataclass(frozen=True)
+class SquashFit:
+    """A fitted ``SquashingScaler`` (skrub's, as the package ships it)."""
+
+    center: np.ndarray  # F: the median (robust and minmax columns)
+    scale: np.ndarray  # F: 1/(q75 − q25) factor applied as in the package (see squash)
+    robust: np.ndarray  # F, bool
+    minmax: np.ndarray  # F, bool
+    zero: np.ndarray  # F, bool: max == min
+    max_abs: float
+
+
+def fit_squashing(x: np.ndarray, max_abs: float = SQUASH_MAX_ABS,
+                  quantile_range: tuple[float, float] = SQUASH_QUANTILES) -> SquashFit:
+    """Fit on the finite values (±inf → NaN): min, max and ``np.nanpercentile`` of
+    (25, 50, 75). Columns with max == min are zero columns; with q25 == q75 minmax
+    columns (scale 2/(max − min + tiny)); the rest robust (divided by q75 − q25)."""
+    x = np.where(np.isinf(x), np.nan, x)
+    lo, hi = np.nanmin(x, axis=0), np.nanmax(x, axis=0)
+    q_lower, q_median, q_upper = np.nanpercentile(x, [quantile_range[0], 50.0, quantile_range[1]],
+                                                  axis=0)
+    zero = hi == lo
+    minmax = (q_lower == q_upper) & ~zero
+    robust = ~(minmax | zero)
+    scale = np.where(robust, q_upper - q_lower,
+                     2.0 / (hi - lo + np.finfo(np.float64).tiny))
+    return SquashFit(center=q_median, scale=scale, robust=robust, minmax=minmax, zero=zero,
+                     max_abs=float(max_abs))
+
+
+def squash(fit: SquashFit, x: np.ndarray) -> np.ndarray:
+    """Robust columns (x − median)/(q75 − q25), minmax ones (x − median)·scale, zero ones
+    0 (NaN kept); then z/√(1 + (z/B)²), ±inf → ±B."""
+    x = np.asarray(x, dtype=np.float64)
+    sign = np.where(np.isinf(x), np.sign(x), 0.0)
+    x = np.where(np.isinf(x), np.nan, x)
+    z = x.copy()
+    r, m = fit.robust, fit.minmax
+    if r.any():
+        z[:, r] = (x[:, r] - fit.center[r]) / fit.scale[r]
+    if m.any():
+        z[:, m] = (x[:, m] - fit.center[m]) * fit.scale[m]
+    if fit.zero.any():
+        finite = np.isfinite(z)
+        finite[:, ~fit.zero] = False
+        z[finite] = 0.0
+    b = fit.max_abs
+    z = z / np.sqrt(1 + (z / b) ** 2)
+    z = np.where(sign == 1, b, z)
+    return np.where(sign == -1, -b, z)
+
+
+@dataclass(frozen=True)
+class ReshapeFit:
+    """A fitted ``ReshapeFeatureDistributionsStep`` (no appended originals)."""
+
+    transform_name: str
+    passthrough: np.ndarray  # input columns passed through first (the categoricals)
+    transformed: np.ndarray  # input columns transformed, after them
+    squash: SquashFit | None
+    categorical_out: np.ndarray  # the output's categorical columns
+
+    @property
+    def sources(self) -> np.ndarray:
+        """Each output column's input column."""
+        return np.concatenate([self.passthrough, self.transformed]).astype(np.int64)
+
+
+def append_original(setting: bool | str, n_features: int, max_features_per_estimator: int) -> bool:
+    """The step's ``append_to_original`` decision ("auto": < 500 features and at most half
+    of ``max_features_per_estimator``)."""
+    if setting == "auto":
+        return n_features < APPEND_TO_ORIGINAL_THRESHOLD and \
+            n_features <= max_features_per_estimator / 2
+    return bool(setting)
+
+
+def fit_reshape(x: np.ndarray, categorical: np.ndarray, transform_name: str,
+                apply_to_categorical: bool) -> tuple[ReshapeFit, np.ndarray]:
+    """Fit the step on training rows (after :func:`kept_features`), without appended
+    originals; return it and the transformed rows.
+
+    ``categorical``: bool per column. ``apply_to_categorical`` (the config's
+    ``categorical_name == "numeric"``): every column is transformed, categoricals first, and
+    none stays categorical; else the categoricals pass through first, untransformed, and stay
+    categorical, followed by the transformed numerical columns.
+    """
+    if transform_name not in RESHAPE_TRANSFORMS:
+        raise ValueError(f"reshape transform {transform_name!r} is not ported yet "
+                         f"(only {RESHAPE_TRANSFORMS})")
+    cats = np.flatnonzero(categorical)
+    nums = np.flatnonzero(~np.asarray(categorical, dtype=bool))
+    if apply_to_categorical:
+        passthrough, transformed = np.array([], dtype=np.int64), np.concatenate([cats, nums])
+        cat_out = np.array([], dtype=np.int64)
+    else:
+        passthrough, transformed = cats, nums
+        cat_out = np.arange(len(cats))
+    sq = None
+    if transform_name == "squashing_scaler_default" and len(transformed):
+        sq = fit_squashing(x[:, transformed])
+    fit = ReshapeFit(transform_name=transform_name, passthrough=passthrough.astype(np.int64),
+                     transformed=transformed.astype(np.int64), squash=sq,
+                     categorical_out=cat_out.astype(np.int64))
+    return fit, reshape(fit, x)
+
+
+def reshape(fit: ReshapeFit, x: np.ndarray) -> np.ndarray:
+    """The fitted step on rows: [passthrough columns, transformed columns]."""
+    moved = x[:, fit.transformed]
+    if fit.squash is not None:
+        moved = squash(fit.squash, moved)
+    return np.hstack([x[:, fit.passthrough], moved]).astype(np.float64, copy=False)
+
+
+@dataclass(frozen=True)
+class MemberFit:
+    """A member's fitted first pipeline steps (constant removal, reshape)."""
+
+    kept: np.ndarray  # F, bool
+    reshape: ReshapeFit
+
+    @property
+    def sources(self) -> np.ndarray:
+        """Each output column's column in the cleaned input."""
+        return np.flatnonzero(self.kept)[self.reshape.sources]
+
+
+def fit_member(x_train: np.ndarray, modality: np.ndarray, transform_name: str,
+               categorical_name: str) -> tuple[MemberFit, np.ndarray]:
+    """A member's pipeline up to its reshape step, on cleaned training rows: ±inf set
+    aside, constant columns removed, the reshape, ±inf written back."""
+    x, infs, forced = set_aside_infs(x_train)
+    keep = kept_features(x, forced)
+    rs, out = fit_reshape(x[:, keep], modality[keep] == CATEGORICAL, transform_name,
+                          categorical_name == "numeric")
+    fit = MemberFit(kept=keep, reshape=rs)
+    return fit, restore_infs(out, infs, fit.sources)
+
+
+def transform_member(fit: MemberFit, x: np.ndarray) -> np.ndarray:
+    """The fitted :func:`fit_member` steps on new (cleaned) rows."""
+    x, infs, _ = set_aside_infs(x)
+    return restore_infs(reshape(fit.reshape, x[:, fit.kept]), infs, fit.sources)

@@ -1,0 +1,149 @@
+"""TabPFN v3's member draws and first preprocessing steps (arenalite.models.tabpfn.ensemble /
+.preprocessing) against ``tabpfn`` 9.2.0.
+
+The fixtures (scripts/make_tabpfn_preprocessing_fixtures.py, tests/data/tabpfn/preprocessing_*)
+hold what the package's fitted ``TabPFNClassifier`` / ``TabPFNRegressor`` drew per member and
+what each member's own pipeline made of the rows up to its reshape step. The draws must be
+equal, the transformed rows within 1e-12 (they are bit for bit). No torch or scikit-learn here.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from arenalite.models.tabpfn import ensemble as E
+from arenalite.models.tabpfn import preprocessing as P
+
+DATA = Path(__file__).resolve().parent / "data" / "tabpfn"
+MANIFEST = json.loads((DATA / "preprocessing.json").read_text())
+CASES = sorted(MANIFEST["cases"])
+ROTATE = dict(np.load(DATA / "preprocessing_rotate.npz"))
+TOL = 1e-12
+
+
+def load(case: str):
+    return dict(np.load(DATA / f"preprocessing_{case}.npz")), MANIFEST["cases"][case]
+
+
+def members(d, o) -> E.Members:
+    n = o["n_estimators_used"]
+    if o["kind"] == "classifier":
+        return E.draw_members(n, len(o["transforms"]), o["random_state"],
+                              n_classes=o["n_classes"], class_shift_method=o["class_shift_method"])
+    return E.draw_members(n, len(o["transforms"]), o["random_state"],
+                          n_target_transforms=len(o["target_transforms"]))
+
+
+def test_fixtures_present():
+    assert {"classifier", "classifier_nan_constant", "classifier_categorical", "regressor",
+            "regressor_odd"} <= set(CASES)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_member_draws_match_package(case):
+    d, o = load(case)
+    m = members(d, o)
+    assert m.n_members == o["n_estimators_used"]
+    assert np.array_equal(m.feature_shifts, d["feature_shifts"])
+    assert np.array_equal(m.config_index, d["config_index"])
+    assert np.array_equal(m.pipeline_seeds, d["pipeline_seeds"])
+    if o["kind"] == "classifier":
+        assert np.array_equal(m.class_perms, d["class_perms"])
+        assert m.target_index is None
+    else:
+        assert np.array_equal(m.target_index, d["target_index"])
+        assert m.class_perms is None
+
+
+@pytest.mark.parametrize("key", sorted(ROTATE))
+def test_rotate_class_shift_matches_package(key):
+    m, c, seed = (int(v) for v in key.split("_")[1:])
+    ours = E.class_permutations(np.random.default_rng(seed), m, c, "rotate")
+    assert np.array_equal(ours, ROTATE[key])
+
+
+def test_class_permutations_rotate_and_none():
+    rng = np.random.default_rng(5)
+    perms = E.class_permutations(rng, 7, 4, "rotate")
+    assert perms.shape == (7, 4)
+    for p in perms:  # each a circular shift of 0 … 3
+        assert any(np.array_equal(np.roll(np.arange(4), k), p) for k in range(4))
+    assert E.class_permutations(rng, 3, 4, None) is None
+    with pytest.raises(ValueError):
+        E.class_permutations(rng, 3, 4, "sideways")
+    with pytest.raises(ValueError):
+        E.draw_members(4, 2, 0)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_modalities_and_clean_match_package(case):
+    d, _ = load(case)
+    modality = P.modalities(d["X_train"])
+    assert np.array_equal(modality, d["modalities"])
+    fit, clean_train = P.fit_clean(d["X_train"], modality)
+    assert np.array_equal(clean_train, d["clean_train"], equal_nan=True)
+    assert np.array_equal(P.clean(fit, d["X_test"]), d["clean_test"], equal_nan=True)
+
+
+def test_few_distinct_values_rule():
+    rng = np.random.default_rng(0)
+    col3 = rng.choice([0.0, 1.0, 2.0], 101)
+    x = np.stack([col3, rng.standard_normal(101), np.full(101, 4.0),
+                  np.where(rng.random(101) < 0.5, np.nan, 1.0)], axis=1)
+    # 3 distinct: categorical past 100 rows; NaN counts as a value (column 3 has 2)
+    assert P.modalities(x).tolist() == [1, 0, 2, 1]
+    assert P.modalities(x[:100]).tolist() == [0, 0, 2, 0]
+    # declared categoricals: up to 30 distinct values, even when constant
+    assert P.modalities(x[:100], [0, 1, 2]).tolist() == [1, 0, 1, 0]
+    assert P.count_distinct(np.array([[0.0], [-0.0], [np.inf], [np.inf]])).tolist() == [2]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_member_reshape_matches_package(case):
+    d, o = load(case)
+    m = members(d, o)
+    checked = 0
+    for i in range(m.n_members):
+        if f"reshape_train_{i}" not in d:
+            continue
+        cfg = o["transforms"][m.config_index[i]]
+        assert cfg["append_original"] is False or not P.append_original(
+            cfg["append_original"], d["clean_train"].shape[1], cfg["max_features_per_estimator"])
+        fit, train = P.fit_member(d["clean_train"], d["modalities"], cfg["name"],
+                                  cfg["categorical_name"])
+        assert np.array_equal(fit.kept, d[f"kept_{i}"])
+        test = P.transform_member(fit, d["clean_test"])
+        for ours, theirs in ((train, d[f"reshape_train_{i}"]), (test, d[f"reshape_test_{i}"])):
+            assert ours.shape == theirs.shape
+            assert np.array_equal(np.isnan(ours), np.isnan(theirs))
+            assert np.array_equal(np.isinf(ours), np.isinf(theirs))
+            ok = np.isfinite(theirs)
+            assert np.array_equal(ours[~ok & ~np.isnan(theirs)], theirs[~ok & ~np.isnan(theirs)])
+            assert np.abs(ours[ok] - theirs[ok]).max(initial=0.0) <= TOL
+        checked += 1
+    assert checked > 0
+
+
+def test_squashing_scaler_branches():
+    # the package's docstring examples (skrub's SquashingScaler)
+    x = np.array([[np.inf], [-np.inf], [3], [-1], [np.nan], [2]])
+    out = P.squash(P.fit_squashing(x), x)
+    assert np.allclose(out[:, 0], [3, -3, 0.49319696, -1.34164079, np.nan, 0], equal_nan=True)
+    x = np.array([[0.0], [1], [1], [1], [2], [np.nan]])
+    out = P.squash(P.fit_squashing(x), x)
+    assert np.allclose(out[:, 0], [-0.9486833, 0, 0, 0, 0.9486833, np.nan], equal_nan=True)
+    x = np.array([[1.0], [1], [1], [np.nan]])
+    out = P.squash(P.fit_squashing(x), x)
+    assert np.array_equal(out[:, 0], [0, 0, 0, np.nan], equal_nan=True)
+
+
+def test_refusals():
+    x = np.ones((5, 2))
+    with pytest.raises(ValueError, match="constant"):
+        P.kept_features(x)
+    with pytest.raises(ValueError, match="not ported"):
+        P.fit_reshape(x, np.zeros(2, dtype=bool), "quantile_uni_coarse", False)
