@@ -16,8 +16,9 @@ records, from the fitted estimator:
 - per member ``m``, the first steps of the member's own CPU pipeline run on the training rows
   and then on the test rows: ``kept_<m>`` (``RemoveConstantFeaturesStep``'s selection),
   ``reshape_train_<m>`` / ``reshape_test_<m>`` (after ``ReshapeFeatureDistributionsStep``,
-  float64), for the members whose reshape transform is ``squashing_scaler_default`` or
-  ``none``.
+  float64) and ``encode_train_<m>`` / ``encode_test_<m>`` (after
+  ``EncodeCategoricalFeaturesStep`` too), for the members whose reshape transform is
+  ``squashing_scaler_default`` or ``none``.
 
 Also ``preprocessing_rotate.npz``: the package's ``_generate_class_permutations`` with
 ``"rotate"`` for a few (members, classes, seed), keyed ``rotate_<M>_<C>_<seed>``.
@@ -83,6 +84,10 @@ CASES = {
     "classifier_categorical": dict(kind="classifier", ckpt="classifier_small.ckpt", seed=3,
                                    n_train=130, n_test=20, n_features=6, n_classes=4,
                                    nan=True, low_card=2, n_estimators=4, random_state=42),
+    "classifier_categorical_common": dict(kind="classifier", ckpt="classifier_small.ckpt",
+                                          seed=6, n_train=200, n_test=25, n_features=7,
+                                          n_classes=3, nan=True, low_card=3, n_estimators=6,
+                                          random_state=7),
     "regressor": dict(kind="regressor", ckpt="regressor_small.ckpt", seed=4, n_train=50,
                       n_test=13, n_features=4, nan=True, n_estimators=8, random_state=0),
     "regressor_odd": dict(kind="regressor", ckpt="regressor_small.ckpt", seed=5, n_train=40,
@@ -145,6 +150,10 @@ def make(case: str, o: dict) -> dict:
         out[f"kept_{i}"] = np.asarray(steps[0].sel_, dtype=bool)
         out[f"reshape_train_{i}"] = np.asarray(tr, dtype=np.float64)
         out[f"reshape_test_{i}"] = np.asarray(te, dtype=np.float64)
+        part = PreprocessingPipeline(steps[:3])
+        out[f"encode_train_{i}"] = np.asarray(part.fit_transform(clean_train, schema).X,
+                                              dtype=np.float64)
+        out[f"encode_test_{i}"] = np.asarray(part.transform(clean_test).X, dtype=np.float64)
     o["n_estimators_used"] = int(est.n_estimators_)
     o["transforms"] = [dict(name=t.name, categorical_name=t.categorical_name,
                             append_original=t.append_original,

@@ -39,8 +39,8 @@ def members(d, o) -> E.Members:
 
 
 def test_fixtures_present():
-    assert {"classifier", "classifier_nan_constant", "classifier_categorical", "regressor",
-            "regressor_odd"} <= set(CASES)
+    assert {"classifier", "classifier_nan_constant", "classifier_categorical",
+            "classifier_categorical_common", "regressor", "regressor_odd"} <= set(CASES)
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -114,10 +114,20 @@ def test_member_reshape_matches_package(case):
         assert cfg["append_original"] is False or not P.append_original(
             cfg["append_original"], d["clean_train"].shape[1], cfg["max_features_per_estimator"])
         fit, train = P.fit_member(d["clean_train"], d["modalities"], cfg["name"],
-                                  cfg["categorical_name"])
+                                  cfg["categorical_name"], int(m.pipeline_seeds[i]))
         assert np.array_equal(fit.kept, d[f"kept_{i}"])
         test = P.transform_member(fit, d["clean_test"])
-        for ours, theirs in ((train, d[f"reshape_train_{i}"]), (test, d[f"reshape_test_{i}"])):
+        # the reshape step alone (its output before the categorical encoding)
+        x, infs, forced = P.set_aside_infs(d["clean_train"])
+        rs, reshaped = P.fit_reshape(x[:, fit.kept], d["modalities"][fit.kept] == P.CATEGORICAL,
+                                     cfg["name"], cfg["categorical_name"] == "numeric")
+        reshaped = P.restore_infs(reshaped, infs, np.flatnonzero(fit.kept)[rs.sources])
+        xt, infs_t, _ = P.set_aside_infs(d["clean_test"])
+        reshaped_t = P.restore_infs(P.reshape(rs, xt[:, fit.kept]), infs_t,
+                                    np.flatnonzero(fit.kept)[rs.sources])
+        for ours, theirs in ((reshaped, d[f"reshape_train_{i}"]),
+                             (reshaped_t, d[f"reshape_test_{i}"]),
+                             (train, d[f"encode_train_{i}"]), (test, d[f"encode_test_{i}"])):
             assert ours.shape == theirs.shape
             assert np.array_equal(np.isnan(ours), np.isnan(theirs))
             assert np.array_equal(np.isinf(ours), np.isinf(theirs))
@@ -147,3 +157,18 @@ def test_refusals():
         P.kept_features(x)
     with pytest.raises(ValueError, match="not ported"):
         P.fit_reshape(x, np.zeros(2, dtype=bool), "quantile_uni_coarse", False)
+    with pytest.raises(ValueError, match="not ported"):
+        P.fit_encode(x, np.array([0]), "onehot", 0)
+
+
+def test_encoding_reaches_the_shuffled_codes():
+    d, o = load("classifier_categorical_common")
+    m = members(d, o)
+    i = int(np.flatnonzero(m.config_index == 0)[0])
+    cfg = o["transforms"][0]
+    assert cfg["categorical_name"] == "ordinal_very_common_categories_shuffled"
+    fit, _ = P.fit_member(d["clean_train"], d["modalities"], cfg["name"],
+                          cfg["categorical_name"], int(m.pipeline_seeds[i]))
+    assert fit.encode is not None and len(fit.encode.columns) == 2
+    # an unseen category (−1 after cleaning) becomes NaN
+    assert (d["clean_test"][:, 5] == -1).any()

@@ -18,12 +18,13 @@ pipeline order. Ported so far:
    ``RemoveConstantFeaturesStep`` (:func:`kept_features`) and
    ``ReshapeFeatureDistributionsStep`` (:func:`fit_reshape` / :func:`reshape`) for the
    transforms ``squashing_scaler_default`` (:func:`fit_squashing` / :func:`squash`) and
-   ``none``.
+   ``none``, then ``EncodeCategoricalFeaturesStep`` (:func:`fit_encode` / :func:`encode`)
+   for ``ordinal_very_common_categories_shuffled`` and ``numeric``.
 
 Everything runs in float64, the package's preprocessing dtype. Not yet ported: the quantile
-and power transforms, appending the originals (``append_original``), the
-``EncodeCategoricalFeaturesStep``, the SVD, the fingerprint feature, the feature shuffle and
-the 12σ soft clip.
+and power transforms, appending the originals (``append_original``), the other categorical
+encodings (``onehot``, plain ``ordinal``), the SVD, the fingerprint feature, the feature
+shuffle and the 12σ soft clip.
 """
 
 from __future__ import annotations
@@ -264,32 +265,112 @@ def reshape(fit: ReshapeFit, x: np.ndarray) -> np.ndarray:
     return np.hstack([x[:, fit.passthrough], moved]).astype(np.float64, copy=False)
 
 
+CATEGORICAL_ENCODINGS = ("ordinal_very_common_categories_shuffled", "numeric", "none")
+"""The ``categorical_name`` encodings ported so far."""
+MIN_CATEGORY_COUNT = 10
+
+
+@dataclass(frozen=True)
+class EncodeFit:
+    """A fitted ``EncodeCategoricalFeaturesStep`` (ordinal, very common categories, shuffled)."""
+
+    columns: np.ndarray  # the encoded input columns (moved to the front, in this order)
+    categories: tuple[np.ndarray, ...]  # per encoded column: its sorted non-NaN training values
+    perms: tuple[np.ndarray, ...]  # per encoded column: the code permutation
+
+    def sources(self, n_features: int) -> np.ndarray:
+        """Each output column's input column: the encoded ones, then the rest in order."""
+        rest = np.setdiff1d(np.arange(n_features), self.columns)
+        return np.concatenate([self.columns, rest]).astype(np.int64)
+
+
+def very_common_categoricals(x: np.ndarray, categorical: np.ndarray) -> np.ndarray:
+    """The categorical columns the package encodes: every value (NaN one value, as
+    ``np.unique`` counts) at least 10 times and fewer distinct values than rows // 10."""
+    keep = []
+    for j in np.asarray(categorical, dtype=np.int64).tolist():
+        values, counts = np.unique(x[:, j], return_counts=True)
+        if len(x) and counts.min() >= MIN_CATEGORY_COUNT and len(values) < len(x) // 10:
+            keep.append(j)
+    return np.array(keep, dtype=np.int64)
+
+
+def fit_encode(x: np.ndarray, categorical: np.ndarray, name: str,
+               seed: int) -> tuple[EncodeFit | None, np.ndarray]:
+    """Fit the step on training rows (``categorical``: the input's categorical columns);
+    return it (None where it leaves the rows as they are) and the encoded rows.
+
+    ``ordinal_very_common_categories_shuffled``: the :func:`very_common_categoricals` move to
+    the front, each replaced by the index of its value among its sorted distinct training
+    values, then mapped through ``rng.permutation(K)`` (``rng = default_rng(seed)``, one draw
+    per column in order; K counts NaN as a category when the training column has one); NaN
+    stays NaN, an unseen value becomes NaN. ``numeric`` / ``none``: unchanged.
+    """
+    if name not in CATEGORICAL_ENCODINGS:
+        raise ValueError(f"categorical encoding {name!r} is not ported yet "
+                         f"(only {CATEGORICAL_ENCODINGS})")
+    if name != CATEGORICAL_ENCODINGS[0]:
+        return None, x
+    cols = very_common_categoricals(x, categorical)
+    if not len(cols):
+        return None, x
+    rng = np.random.default_rng(int(seed))
+    cats, perms = [], []
+    for j in cols.tolist():
+        col = x[:, j]
+        values = np.unique(col[~np.isnan(col)])
+        cats.append(values)
+        perms.append(rng.permutation(len(values) + int(np.isnan(col).any())))
+    fit = EncodeFit(columns=cols, categories=tuple(cats), perms=tuple(perms))
+    return fit, encode(fit, x)
+
+
+def encode(fit: EncodeFit | None, x: np.ndarray) -> np.ndarray:
+    """The fitted step on rows."""
+    if fit is None:
+        return x
+    out = x[:, fit.sources(x.shape[1])]
+    for k, (values, perm) in enumerate(zip(fit.categories, fit.perms, strict=True)):
+        col = out[:, k]
+        pos = np.searchsorted(values, col)
+        found = (pos < len(values)) & (values[np.minimum(pos, len(values) - 1)] == col)
+        code = np.full(len(col), np.nan)
+        code[found] = perm[pos[found]].astype(np.float64)
+        out[:, k] = code
+    return out
+
+
 @dataclass(frozen=True)
 class MemberFit:
-    """A member's fitted first pipeline steps (constant removal, reshape)."""
+    """A member's fitted first pipeline steps (constant removal, reshape, categoricals)."""
 
     kept: np.ndarray  # F, bool
     reshape: ReshapeFit
+    encode: EncodeFit | None
 
     @property
     def sources(self) -> np.ndarray:
         """Each output column's column in the cleaned input."""
-        return np.flatnonzero(self.kept)[self.reshape.sources]
+        src = np.flatnonzero(self.kept)[self.reshape.sources]
+        return src if self.encode is None else src[self.encode.sources(len(src))]
 
 
 def fit_member(x_train: np.ndarray, modality: np.ndarray, transform_name: str,
-               categorical_name: str) -> tuple[MemberFit, np.ndarray]:
-    """A member's pipeline up to its reshape step, on cleaned training rows: ±inf set
-    aside, constant columns removed, the reshape, ±inf written back."""
+               categorical_name: str, seed: int) -> tuple[MemberFit, np.ndarray]:
+    """A member's pipeline up to (excluding) the SVD, on cleaned training rows: ±inf set
+    aside, constant columns removed, the reshape, the categorical encoding (``seed``: the
+    member's pipeline seed), ±inf written back."""
     x, infs, forced = set_aside_infs(x_train)
     keep = kept_features(x, forced)
     rs, out = fit_reshape(x[:, keep], modality[keep] == CATEGORICAL, transform_name,
                           categorical_name == "numeric")
-    fit = MemberFit(kept=keep, reshape=rs)
+    enc, out = fit_encode(out, rs.categorical_out, categorical_name, seed)
+    fit = MemberFit(kept=keep, reshape=rs, encode=enc)
     return fit, restore_infs(out, infs, fit.sources)
 
 
 def transform_member(fit: MemberFit, x: np.ndarray) -> np.ndarray:
     """The fitted :func:`fit_member` steps on new (cleaned) rows."""
     x, infs, _ = set_aside_infs(x)
-    return restore_infs(reshape(fit.reshape, x[:, fit.kept]), infs, fit.sources)
+    out = encode(fit.encode, reshape(fit.reshape, x[:, fit.kept]))
+    return restore_infs(out, infs, fit.sources)
