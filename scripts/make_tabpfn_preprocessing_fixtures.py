@@ -18,7 +18,7 @@ records, from the fitted estimator:
   ``reshape_train_<m>`` / ``reshape_test_<m>`` (after ``ReshapeFeatureDistributionsStep``,
   float64) and ``encode_train_<m>`` / ``encode_test_<m>`` (after
   ``EncodeCategoricalFeaturesStep`` too), for the members whose reshape transform is
-  ``squashing_scaler_default`` or ``none``.
+  ``squashing_scaler_default``, ``quantile_uni_coarse`` or ``none``.
 
 Also ``preprocessing_rotate.npz``: the package's ``_generate_class_permutations`` with
 ``"rotate"`` for a few (members, classes, seed), keyed ``rotate_<M>_<C>_<seed>``.
@@ -142,7 +142,8 @@ def make(case: str, o: dict) -> dict:
     for i, pipe in enumerate(est.ensemble_preprocessor_.pipelines):
         steps = pipe._raw_steps
         reshape = steps[1]
-        if reshape.transform_name not in ("squashing_scaler_default", "none"):
+        if reshape.transform_name not in ("squashing_scaler_default", "quantile_uni_coarse",
+                                          "none"):
             continue
         part = PreprocessingPipeline(steps[:2])
         tr = part.fit_transform(clean_train, schema).X

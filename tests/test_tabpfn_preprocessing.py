@@ -111,16 +111,17 @@ def test_member_reshape_matches_package(case):
         if f"reshape_train_{i}" not in d:
             continue
         cfg = o["transforms"][m.config_index[i]]
-        assert cfg["append_original"] is False or not P.append_original(
-            cfg["append_original"], d["clean_train"].shape[1], cfg["max_features_per_estimator"])
         fit, train = P.fit_member(d["clean_train"], d["modalities"], cfg["name"],
-                                  cfg["categorical_name"], int(m.pipeline_seeds[i]))
+                                  cfg["categorical_name"], int(m.pipeline_seeds[i]),
+                                  cfg["append_original"], cfg["max_features_per_estimator"])
+        append = P.append_original(cfg["append_original"], int(fit.kept.sum()),
+                                   cfg["max_features_per_estimator"])
         assert np.array_equal(fit.kept, d[f"kept_{i}"])
         test = P.transform_member(fit, d["clean_test"])
         # the reshape step alone (its output before the categorical encoding)
         x, infs, forced = P.set_aside_infs(d["clean_train"])
         rs, reshaped = P.fit_reshape(x[:, fit.kept], d["modalities"][fit.kept] == P.CATEGORICAL,
-                                     cfg["name"], cfg["categorical_name"] == "numeric")
+                                     cfg["name"], cfg["categorical_name"] == "numeric", append)
         reshaped = P.restore_infs(reshaped, infs, np.flatnonzero(fit.kept)[rs.sources])
         xt, infs_t, _ = P.set_aside_infs(d["clean_test"])
         reshaped_t = P.restore_infs(P.reshape(rs, xt[:, fit.kept]), infs_t,
@@ -136,6 +137,8 @@ def test_member_reshape_matches_package(case):
             assert np.abs(ours[ok] - theirs[ok]).max(initial=0.0) <= TOL
         checked += 1
     assert checked > 0
+    if o["kind"] == "regressor":  # the quantile members, with the originals appended
+        assert checked == m.n_members
 
 
 def test_squashing_scaler_branches():
@@ -156,7 +159,7 @@ def test_refusals():
     with pytest.raises(ValueError, match="constant"):
         P.kept_features(x)
     with pytest.raises(ValueError, match="not ported"):
-        P.fit_reshape(x, np.zeros(2, dtype=bool), "quantile_uni_coarse", False)
+        P.fit_reshape(x, np.zeros(2, dtype=bool), "safepower", False)
     with pytest.raises(ValueError, match="not ported"):
         P.fit_encode(x, np.array([0]), "onehot", 0)
 

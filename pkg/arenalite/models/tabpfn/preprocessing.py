@@ -16,13 +16,15 @@ pipeline order. Ported so far:
 3. per member, the first steps of its pipeline: the ±inf cells set aside as NaN
    (:func:`set_aside_infs`, written back by :func:`restore_infs`),
    ``RemoveConstantFeaturesStep`` (:func:`kept_features`) and
-   ``ReshapeFeatureDistributionsStep`` (:func:`fit_reshape` / :func:`reshape`) for the
-   transforms ``squashing_scaler_default`` (:func:`fit_squashing` / :func:`squash`) and
-   ``none``, then ``EncodeCategoricalFeaturesStep`` (:func:`fit_encode` / :func:`encode`)
-   for ``ordinal_very_common_categories_shuffled`` and ``numeric``.
+   ``ReshapeFeatureDistributionsStep`` (:func:`fit_reshape` / :func:`reshape`, with or
+   without the originals appended) for the transforms ``squashing_scaler_default``
+   (:func:`fit_squashing` / :func:`squash`), ``quantile_uni_coarse`` (:func:`fit_quantiles` /
+   :func:`quantile_transform`) and ``none``, then ``EncodeCategoricalFeaturesStep``
+   (:func:`fit_encode` / :func:`encode`) for ``ordinal_very_common_categories_shuffled``
+   and ``numeric``.
 
-Everything runs in float64, the package's preprocessing dtype. Not yet ported: the quantile
-and power transforms, appending the originals (``append_original``), the other categorical
+Everything runs in float64, the package's preprocessing dtype. Not yet ported: the other
+quantile presets and the power transforms, the other categorical
 encodings (``onehot``, plain ``ordinal``), the SVD, the fingerprint feature, the feature
 shuffle and the 12σ soft clip.
 """
@@ -42,7 +44,7 @@ SQUASH_MAX_ABS = 3.0
 """``SquashingScaler``'s default ``max_absolute_value``."""
 SQUASH_QUANTILES = (25.0, 75.0)
 APPEND_TO_ORIGINAL_THRESHOLD = 500
-RESHAPE_TRANSFORMS = ("squashing_scaler_default", "none")
+RESHAPE_TRANSFORMS = ("squashing_scaler_default", "quantile_uni_coarse", "none")
 """The reshape transforms ported so far."""
 
 
@@ -202,14 +204,45 @@ def squash(fit: SquashFit, x: np.ndarray) -> np.ndarray:
     return np.where(sign == -1, -b, z)
 
 
+def quantile_count(n_samples: int) -> int:
+    """``quantile_uni_coarse``'s quantile count: max(n // 10, 2), at most n (and 20,000)."""
+    return max(1, min(max(n_samples // 10, 2), n_samples, 20_000))
+
+
+def fit_quantiles(x: np.ndarray) -> np.ndarray:
+    """sklearn ``QuantileTransformer(output_distribution="uniform")`` as the package's
+    ``AdaptiveQuantileTransformer`` fits it for ``quantile_uni_coarse`` (no subsampling below
+    100,000 rows): ``np.nanpercentile`` at ``linspace(0, 1, Q)·100`` per column (Q × F)."""
+    refs = np.linspace(0, 1, quantile_count(len(x)), endpoint=True)
+    return np.nanpercentile(x, refs * 100, axis=0)
+
+
+def quantile_transform(quantiles: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """The uniform quantile transform: per column the mean of the forward and the mirrored
+    ``np.interp`` onto the references, values equal to the first (last) quantile → 0 (1),
+    NaN kept."""
+    refs = np.linspace(0, 1, len(quantiles), endpoint=True)
+    out = np.array(x, dtype=np.float64)
+    for j in range(out.shape[1]):
+        col, q = out[:, j], quantiles[:, j]
+        lower, upper = col == q[0], col == q[-1]
+        ok = ~np.isnan(col)
+        v = col[ok]
+        col[ok] = 0.5 * (np.interp(v, q, refs) - np.interp(-v, -q[::-1], -refs[::-1]))
+        col[upper] = 1
+        col[lower] = 0
+    return out
+
+
 @dataclass(frozen=True)
 class ReshapeFit:
-    """A fitted ``ReshapeFeatureDistributionsStep`` (no appended originals)."""
+    """A fitted ``ReshapeFeatureDistributionsStep``."""
 
     transform_name: str
-    passthrough: np.ndarray  # input columns passed through first (the categoricals)
+    passthrough: np.ndarray  # input columns passed through first (categoricals, or all)
     transformed: np.ndarray  # input columns transformed, after them
     squash: SquashFit | None
+    quantiles: np.ndarray | None  # Q × T for quantile_uni_coarse
     categorical_out: np.ndarray  # the output's categorical columns
 
     @property
@@ -228,31 +261,36 @@ def append_original(setting: bool | str, n_features: int, max_features_per_estim
 
 
 def fit_reshape(x: np.ndarray, categorical: np.ndarray, transform_name: str,
-                apply_to_categorical: bool) -> tuple[ReshapeFit, np.ndarray]:
-    """Fit the step on training rows (after :func:`kept_features`), without appended
-    originals; return it and the transformed rows.
+                apply_to_categorical: bool, append: bool = False) -> tuple[ReshapeFit, np.ndarray]:
+    """Fit the step on training rows (after :func:`kept_features`); return it and the
+    transformed rows.
 
     ``categorical``: bool per column. ``apply_to_categorical`` (the config's
-    ``categorical_name == "numeric"``): every column is transformed, categoricals first, and
-    none stays categorical; else the categoricals pass through first, untransformed, and stay
-    categorical, followed by the transformed numerical columns.
+    ``categorical_name == "numeric"``): every column is transformed, categoricals first;
+    else only the numerical ones. ``append`` (:func:`append_original`): all the original
+    columns come first, unchanged (the categoricals stay categorical), then the transformed
+    ones. Without it, with ``apply_to_categorical`` no column stays categorical; else the
+    categoricals pass through first, untransformed, and stay categorical.
     """
     if transform_name not in RESHAPE_TRANSFORMS:
         raise ValueError(f"reshape transform {transform_name!r} is not ported yet "
                          f"(only {RESHAPE_TRANSFORMS})")
     cats = np.flatnonzero(categorical)
     nums = np.flatnonzero(~np.asarray(categorical, dtype=bool))
-    if apply_to_categorical:
-        passthrough, transformed = np.array([], dtype=np.int64), np.concatenate([cats, nums])
-        cat_out = np.array([], dtype=np.int64)
+    transformed = np.concatenate([cats, nums]) if apply_to_categorical else nums
+    if append:
+        passthrough, cat_out = np.arange(x.shape[1]), cats
+    elif apply_to_categorical:
+        passthrough, cat_out = np.array([], dtype=np.int64), np.array([], dtype=np.int64)
     else:
-        passthrough, transformed = cats, nums
-        cat_out = np.arange(len(cats))
-    sq = None
+        passthrough, cat_out = cats, np.arange(len(cats))
+    sq = qs = None
     if transform_name == "squashing_scaler_default" and len(transformed):
         sq = fit_squashing(x[:, transformed])
+    if transform_name == "quantile_uni_coarse" and len(transformed):
+        qs = fit_quantiles(x[:, transformed])
     fit = ReshapeFit(transform_name=transform_name, passthrough=passthrough.astype(np.int64),
-                     transformed=transformed.astype(np.int64), squash=sq,
+                     transformed=transformed.astype(np.int64), squash=sq, quantiles=qs,
                      categorical_out=cat_out.astype(np.int64))
     return fit, reshape(fit, x)
 
@@ -262,6 +300,8 @@ def reshape(fit: ReshapeFit, x: np.ndarray) -> np.ndarray:
     moved = x[:, fit.transformed]
     if fit.squash is not None:
         moved = squash(fit.squash, moved)
+    if fit.quantiles is not None:
+        moved = quantile_transform(fit.quantiles, moved)
     return np.hstack([x[:, fit.passthrough], moved]).astype(np.float64, copy=False)
 
 
@@ -356,14 +396,18 @@ class MemberFit:
 
 
 def fit_member(x_train: np.ndarray, modality: np.ndarray, transform_name: str,
-               categorical_name: str, seed: int) -> tuple[MemberFit, np.ndarray]:
+               categorical_name: str, seed: int, append_original_setting: bool | str = False,
+               max_features_per_estimator: int = 500) -> tuple[MemberFit, np.ndarray]:
     """A member's pipeline up to (excluding) the SVD, on cleaned training rows: ±inf set
-    aside, constant columns removed, the reshape, the categorical encoding (``seed``: the
-    member's pipeline seed), ±inf written back."""
+    aside, constant columns removed, the reshape (its config's ``name``, ``append_original``
+    and ``max_features_per_estimator``), the categorical encoding (``categorical_name``;
+    ``seed``: the member's pipeline seed), ±inf written back."""
     x, infs, forced = set_aside_infs(x_train)
     keep = kept_features(x, forced)
+    append = append_original(append_original_setting, int(keep.sum()),
+                             max_features_per_estimator)
     rs, out = fit_reshape(x[:, keep], modality[keep] == CATEGORICAL, transform_name,
-                          categorical_name == "numeric")
+                          categorical_name == "numeric", append)
     enc, out = fit_encode(out, rs.categorical_out, categorical_name, seed)
     fit = MemberFit(kept=keep, reshape=rs, encode=enc)
     return fit, restore_infs(out, infs, fit.sources)
