@@ -17,8 +17,9 @@ records, from the fitted estimator:
   and then on the test rows: ``kept_<m>`` (``RemoveConstantFeaturesStep``'s selection),
   ``reshape_train_<m>`` / ``reshape_test_<m>`` (after ``ReshapeFeatureDistributionsStep``,
   float64) and ``encode_train_<m>`` / ``encode_test_<m>`` (after
-  ``EncodeCategoricalFeaturesStep`` too), for the members whose reshape transform is
-  ``squashing_scaler_default``, ``quantile_uni_coarse`` or ``none``.
+  ``EncodeCategoricalFeaturesStep`` too), ``svd_train_<m>`` / ``svd_test_<m>`` (after
+  ``AddSVDFeaturesStep`` too, for the members whose config has one), for the members whose
+  reshape transform is ``squashing_scaler_default``, ``quantile_uni_coarse`` or ``none``.
 
 Also ``preprocessing_rotate.npz``: the package's ``_generate_class_permutations`` with
 ``"rotate"`` for a few (members, classes, seed), keyed ``rotate_<M>_<C>_<seed>``.
@@ -40,6 +41,7 @@ from tabpfn.preprocessing.clean import clean_data_transform
 from tabpfn.preprocessing.datamodel import FeatureModality
 from tabpfn.preprocessing.ensemble import _generate_class_permutations
 from tabpfn.preprocessing.pipeline_interface import PreprocessingPipeline
+from tabpfn.preprocessing.steps.add_svd_features_step import AddSVDFeaturesStep
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "tabpfn"
@@ -88,6 +90,9 @@ CASES = {
                                           seed=6, n_train=200, n_test=25, n_features=7,
                                           n_classes=3, nan=True, low_card=3, n_estimators=6,
                                           random_state=7),
+    "classifier_wide": dict(kind="classifier", ckpt="classifier_small.ckpt", seed=8,
+                            n_train=90, n_test=21, n_features=13, n_classes=5, nan=True,
+                            n_estimators=4, random_state=123),
     "regressor": dict(kind="regressor", ckpt="regressor_small.ckpt", seed=4, n_train=50,
                       n_test=13, n_features=4, nan=True, n_estimators=8, random_state=0),
     "regressor_odd": dict(kind="regressor", ckpt="regressor_small.ckpt", seed=5, n_train=40,
@@ -155,6 +160,11 @@ def make(case: str, o: dict) -> dict:
         out[f"encode_train_{i}"] = np.asarray(part.fit_transform(clean_train, schema).X,
                                               dtype=np.float64)
         out[f"encode_test_{i}"] = np.asarray(part.transform(clean_test).X, dtype=np.float64)
+        if len(steps) > 3 and isinstance(steps[3], AddSVDFeaturesStep):
+            part = PreprocessingPipeline(steps[:4])
+            out[f"svd_train_{i}"] = np.asarray(part.fit_transform(clean_train, schema).X,
+                                               dtype=np.float64)
+            out[f"svd_test_{i}"] = np.asarray(part.transform(clean_test).X, dtype=np.float64)
     o["n_estimators_used"] = int(est.n_estimators_)
     o["transforms"] = [dict(name=t.name, categorical_name=t.categorical_name,
                             append_original=t.append_original,

@@ -40,7 +40,8 @@ def members(d, o) -> E.Members:
 
 def test_fixtures_present():
     assert {"classifier", "classifier_nan_constant", "classifier_categorical",
-            "classifier_categorical_common", "regressor", "regressor_odd"} <= set(CASES)
+            "classifier_categorical_common", "classifier_wide", "regressor",
+            "regressor_odd"} <= set(CASES)
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -139,6 +140,35 @@ def test_member_reshape_matches_package(case):
     assert checked > 0
     if o["kind"] == "regressor":  # the quantile members, with the originals appended
         assert checked == m.n_members
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_member_svd_matches_package(case):
+    d, o = load(case)
+    m = members(d, o)
+    checked = 0
+    for i in range(m.n_members):
+        cfg = o["transforms"][m.config_index[i]]
+        if f"svd_train_{i}" not in d:
+            assert cfg["global_transformer_name"] in (None, "None") or f"encode_train_{i}" not in d
+            continue
+        fit, train = P.fit_member(d["clean_train"], d["modalities"], cfg["name"],
+                                  cfg["categorical_name"], int(m.pipeline_seeds[i]),
+                                  cfg["append_original"], cfg["max_features_per_estimator"],
+                                  cfg["global_transformer_name"])
+        test = P.transform_member(fit, d["clean_test"])
+        assert fit.svd is not None
+        assert len(fit.svd.components) == P.svd_components(
+            cfg["global_transformer_name"], len(train), train.shape[1] - len(fit.svd.components))
+        for ours, theirs in ((train, d[f"svd_train_{i}"]), (test, d[f"svd_test_{i}"])):
+            assert ours.shape == theirs.shape
+            assert np.array_equal(np.isnan(ours), np.isnan(theirs))
+            assert np.array_equal(ours[np.isinf(theirs)], theirs[np.isinf(theirs)])
+            ok = np.isfinite(theirs)
+            # the fingerprint hashes these rounded to 12 decimals: they must match to ~1e-13
+            assert np.abs(ours[ok] - theirs[ok]).max(initial=0.0) <= TOL
+        checked += 1
+    assert checked > 0
 
 
 def test_squashing_scaler_branches():

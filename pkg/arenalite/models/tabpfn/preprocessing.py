@@ -21,12 +21,16 @@ pipeline order. Ported so far:
    (:func:`fit_squashing` / :func:`squash`), ``quantile_uni_coarse`` (:func:`fit_quantiles` /
    :func:`quantile_transform`) and ``none``, then ``EncodeCategoricalFeaturesStep``
    (:func:`fit_encode` / :func:`encode`) for ``ordinal_very_common_categories_shuffled``
-   and ``numeric``.
+   and ``numeric``, then ``AddSVDFeaturesStep`` (:func:`fit_svd` / :func:`svd_features`):
+   the safe ``StandardScaler(with_mean=False)`` and sklearn's ARPACK ``TruncatedSVD``
+   through ``scipy.sparse.linalg.svds`` with the same starting vector, on Fortran-ordered
+   rows as the package pins them (ARPACK's basis on a near-degenerate spectrum depends on the
+   BLAS's accumulation order, so another BLAS or layout can change the features).
 
 Everything runs in float64, the package's preprocessing dtype. Not yet ported: the other
 quantile presets and the power transforms, the other categorical
-encodings (``onehot``, plain ``ordinal``), the SVD, the fingerprint feature, the feature
-shuffle and the 12σ soft clip.
+encodings (``onehot``, plain ``ordinal``), the fingerprint feature, the feature shuffle and
+the 12σ soft clip.
 """
 
 from __future__ import annotations
@@ -34,6 +38,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.sparse.linalg import svds
+
+from ..tabicl.preprocessing import impute, impute_means, standard_scaler_stats
 
 NUMERICAL, CATEGORICAL, CONSTANT = 0, 1, 2
 """Modality codes (the package's ``FeatureModality``)."""
@@ -134,8 +141,11 @@ def set_aside_infs(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def restore_infs(x: np.ndarray, infs: np.ndarray, sources: np.ndarray) -> np.ndarray:
-    """Write the set-aside ±inf back (in place) into each output column from its source."""
+    """Write the set-aside ±inf back (in place) into each output column from its source
+    (a source < 0: a derived column, e.g. an SVD feature, left as it is)."""
     for out_j, src in enumerate(sources.tolist()):
+        if src < 0:
+            continue
         rows = np.isinf(infs[:, src])
         x[rows, out_j] = infs[rows, src]
     return x
@@ -382,26 +392,31 @@ def encode(fit: EncodeFit | None, x: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class MemberFit:
-    """A member's fitted first pipeline steps (constant removal, reshape, categoricals)."""
+    """A member's fitted pipeline steps so far (constant removal, reshape, categoricals, SVD)."""
 
     kept: np.ndarray  # F, bool
     reshape: ReshapeFit
     encode: EncodeFit | None
+    svd: SVDFit | None
 
     @property
     def sources(self) -> np.ndarray:
-        """Each output column's column in the cleaned input."""
+        """Each output column's column in the cleaned input (−1: an SVD feature)."""
         src = np.flatnonzero(self.kept)[self.reshape.sources]
-        return src if self.encode is None else src[self.encode.sources(len(src))]
+        src = src if self.encode is None else src[self.encode.sources(len(src))]
+        k = 0 if self.svd is None else len(self.svd.components)
+        return np.concatenate([src, np.full(k, -1)]).astype(np.int64)
 
 
 def fit_member(x_train: np.ndarray, modality: np.ndarray, transform_name: str,
                categorical_name: str, seed: int, append_original_setting: bool | str = False,
-               max_features_per_estimator: int = 500) -> tuple[MemberFit, np.ndarray]:
-    """A member's pipeline up to (excluding) the SVD, on cleaned training rows: ±inf set
+               max_features_per_estimator: int = 500,
+               global_transformer_name: str | None = None) -> tuple[MemberFit, np.ndarray]:
+    """A member's pipeline up to (including) the SVD, on cleaned training rows: ±inf set
     aside, constant columns removed, the reshape (its config's ``name``, ``append_original``
     and ``max_features_per_estimator``), the categorical encoding (``categorical_name``;
-    ``seed``: the member's pipeline seed), ±inf written back."""
+    ``seed``: the member's pipeline seed), the SVD features appended
+    (``global_transformer_name``, None or "None" for none), ±inf written back."""
     x, infs, forced = set_aside_infs(x_train)
     keep = kept_features(x, forced)
     append = append_original(append_original_setting, int(keep.sum()),
@@ -409,7 +424,11 @@ def fit_member(x_train: np.ndarray, modality: np.ndarray, transform_name: str,
     rs, out = fit_reshape(x[:, keep], modality[keep] == CATEGORICAL, transform_name,
                           categorical_name == "numeric", append)
     enc, out = fit_encode(out, rs.categorical_out, categorical_name, seed)
-    fit = MemberFit(kept=keep, reshape=rs, encode=enc)
+    sv = None
+    if global_transformer_name not in (None, "None"):
+        sv = fit_svd(out, global_transformer_name, seed)
+        out = np.hstack([out, svd_features(sv, out)])
+    fit = MemberFit(kept=keep, reshape=rs, encode=enc, svd=sv)
     return fit, restore_infs(out, infs, fit.sources)
 
 
@@ -417,4 +436,68 @@ def transform_member(fit: MemberFit, x: np.ndarray) -> np.ndarray:
     """The fitted :func:`fit_member` steps on new (cleaned) rows."""
     x, infs, _ = set_aside_infs(x)
     out = encode(fit.encode, reshape(fit.reshape, x[:, fit.kept]))
+    if fit.svd is not None:
+        out = np.hstack([out, svd_features(fit.svd, out)])
     return restore_infs(out, infs, fit.sources)
+
+
+SVD_DIVISORS = {"svd": 2, "svd_quarter_components": 4}
+
+
+def svd_components(name: str, n_samples: int, n_features: int) -> int:
+    """``get_svd_n_components``: max(1, min(n // 10 + 1, F // 2 ("svd") or F // 4))."""
+    if name not in SVD_DIVISORS:
+        raise ValueError(f"unknown global transformer {name!r} (only {tuple(SVD_DIVISORS)})")
+    return max(1, min(n_samples // 10 + 1, n_features // SVD_DIVISORS[name]))
+
+
+@dataclass(frozen=True)
+class SVDFit:
+    """A fitted ``AddSVDFeaturesStep``: the safe scaler's statistics and the components."""
+
+    pre_means: np.ndarray  # F: the first mean imputation
+    scale: np.ndarray  # F: StandardScaler(with_mean=False)'s scale
+    post_means: np.ndarray  # F: the second mean imputation (after scaling)
+    components: np.ndarray  # K × F
+
+
+def _scaled(fit_or_none: SVDFit | None, x: np.ndarray):
+    """The safe ``StandardScaler(with_mean=False)``: ±inf → NaN, mean imputation, divide by
+    the scale, ±inf → NaN, mean imputation; fitted when ``fit_or_none`` is None."""
+    x = np.asfortranarray(np.where(np.isinf(x), np.nan, x))
+    pre = impute_means(x) if fit_or_none is None else fit_or_none.pre_means
+    x = np.asfortranarray(impute(x, pre))
+    scale = standard_scaler_stats(x)[1] if fit_or_none is None else fit_or_none.scale
+    x = np.asfortranarray(x / scale)
+    x = np.where(np.isinf(x), np.nan, x)
+    post = impute_means(x) if fit_or_none is None else fit_or_none.post_means
+    return np.asfortranarray(impute(x, post)), pre, scale, post
+
+
+def fit_svd(x: np.ndarray, name: str, seed: int) -> SVDFit | None:
+    """Fit the step on training rows (None below 2 columns: no SVD features).
+
+    sklearn's ``TruncatedSVD(algorithm="arpack", random_state=seed)`` on the scaled rows
+    (Fortran order, as the package pins it): ``svds(X, k, tol=0, v0)`` with
+    ``v0 = RandomState(seed).uniform(−1, 1, min(n, F))``, the components reversed to
+    descending singular values and their signs flipped so that each row's largest |entry| is
+    positive (``svd_flip(u_based_decision=False)``).
+    """
+    n, f = x.shape
+    if f < 2:
+        return None
+    xs, pre, scale, post = _scaled(None, x)
+    k = svd_components(name, n, f)
+    v0 = np.random.RandomState(int(seed)).uniform(-1, 1, min(xs.shape))
+    _, _, vt = svds(xs, k=k, tol=0.0, v0=v0)
+    vt = vt[::-1]
+    signs = np.sign(vt[np.arange(k), np.argmax(np.abs(vt), axis=1)])
+    vt = vt * signs[:, np.newaxis]
+    return SVDFit(pre_means=pre, scale=scale, post_means=post, components=vt)
+
+
+def svd_features(fit: SVDFit | None, x: np.ndarray) -> np.ndarray:
+    """The SVD features of rows (n × K; n × 0 without a fit): scaled rows @ components.T."""
+    if fit is None:
+        return np.zeros((len(x), 0))
+    return _scaled(fit, x)[0] @ fit.components.T
