@@ -19,7 +19,9 @@ records, from the fitted estimator:
   float64) and ``encode_train_<m>`` / ``encode_test_<m>`` (after
   ``EncodeCategoricalFeaturesStep`` too), ``svd_train_<m>`` / ``svd_test_<m>`` (after
   ``AddSVDFeaturesStep`` too, for the members whose config has one), for the members whose
-  reshape transform is ``squashing_scaler_default``, ``quantile_uni_coarse`` or ``none``.
+  reshape transform is ``squashing_scaler_default``, ``quantile_uni_coarse`` or ``none``;
+  ``member_train_<m>`` / ``member_test_<m>``: the member's whole CPU pipeline (also the
+  fingerprint feature and the feature shuffle), as ``fit_transform`` / ``transform`` give it.
 
 Also ``preprocessing_rotate.npz``: the package's ``_generate_class_permutations`` with
 ``"rotate"`` for a few (members, classes, seed), keyed ``rotate_<M>_<C>_<seed>``.
@@ -50,7 +52,7 @@ MODALITY = {FeatureModality.NUMERICAL: 0, FeatureModality.CATEGORICAL: 1,
 
 
 def table(seed: int, n_train: int, n_test: int, n_features: int, nan: bool,
-          low_card: int = 0, constant: bool = False, infs: bool = False):
+          low_card: int = 0, constant: bool = False, infs: bool = False, dup: bool = False):
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((n_train + n_test, n_features)) * rng.uniform(0.1, 30, n_features)
     x[:, 0] = np.exp(x[:, 0] / x[:, 0].std())  # skewed
@@ -72,6 +74,10 @@ def table(seed: int, n_train: int, n_test: int, n_features: int, nan: bool,
         x[3, 0], x[5, 1], x[n_train + 1, 4], x[n_train + 2, 0] = np.inf, -np.inf, np.inf, -np.inf
         x[:n_train, 5] = 0.25
         x[[7, 9], 5] = np.inf
+    if dup:  # duplicated training rows (the fingerprint's collision handling), one in test
+        x[10:16] = x[0:6]
+        x[17] = x[0]
+        x[n_train] = x[1]
     return x[:n_train], x[n_train:]
 
 
@@ -93,6 +99,9 @@ CASES = {
     "classifier_wide": dict(kind="classifier", ckpt="classifier_small.ckpt", seed=8,
                             n_train=90, n_test=21, n_features=13, n_classes=5, nan=True,
                             n_estimators=4, random_state=123),
+    "classifier_duplicates": dict(kind="classifier", ckpt="classifier_small.ckpt", seed=9,
+                                  n_train=45, n_test=8, n_features=9, n_classes=2, nan=True,
+                                  dup=True, n_estimators=3, random_state=5),
     "regressor": dict(kind="regressor", ckpt="regressor_small.ckpt", seed=4, n_train=50,
                       n_test=13, n_features=4, nan=True, n_estimators=8, random_state=0),
     "regressor_odd": dict(kind="regressor", ckpt="regressor_small.ckpt", seed=5, n_train=40,
@@ -102,7 +111,8 @@ CASES = {
 
 def make(case: str, o: dict) -> dict:
     x_train, x_test = table(o["seed"], o["n_train"], o["n_test"], o["n_features"], o["nan"],
-                            o.get("low_card", 0), o.get("constant", False), o.get("infs", False))
+                            o.get("low_card", 0), o.get("constant", False), o.get("infs", False),
+                            o.get("dup", False))
     rng = np.random.default_rng(o["seed"] + 100)
     common = dict(model_path=str(DATA / o["ckpt"]), device="cpu", fit_mode="low_memory",
                   random_state=o["random_state"], n_estimators=o["n_estimators"],
@@ -160,6 +170,9 @@ def make(case: str, o: dict) -> dict:
         out[f"encode_train_{i}"] = np.asarray(part.fit_transform(clean_train, schema).X,
                                               dtype=np.float64)
         out[f"encode_test_{i}"] = np.asarray(part.transform(clean_test).X, dtype=np.float64)
+        full = pipe.fit_transform(clean_train, schema).X
+        out[f"member_train_{i}"] = np.asarray(full, dtype=np.float64)
+        out[f"member_test_{i}"] = np.asarray(pipe.transform(clean_test).X, dtype=np.float64)
         if len(steps) > 3 and isinstance(steps[3], AddSVDFeaturesStep):
             part = PreprocessingPipeline(steps[:4])
             out[f"svd_train_{i}"] = np.asarray(part.fit_transform(clean_train, schema).X,

@@ -40,8 +40,8 @@ def members(d, o) -> E.Members:
 
 def test_fixtures_present():
     assert {"classifier", "classifier_nan_constant", "classifier_categorical",
-            "classifier_categorical_common", "classifier_wide", "regressor",
-            "regressor_odd"} <= set(CASES)
+            "classifier_categorical_common", "classifier_wide", "classifier_duplicates",
+            "regressor", "regressor_odd"} <= set(CASES)
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -205,3 +205,48 @@ def test_encoding_reaches_the_shuffled_codes():
     assert fit.encode is not None and len(fit.encode.columns) == 2
     # an unseen category (−1 after cleaning) becomes NaN
     assert (d["clean_test"][:, 5] == -1).any()
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_member_cpu_pipeline_matches_package(case):
+    """Every member's whole CPU pipeline (to the fingerprint and the feature shuffle)."""
+    d, o = load(case)
+    m = members(d, o)
+    for i in range(m.n_members):
+        cfg = o["transforms"][m.config_index[i]]
+        fit, train = P.fit_member(d["clean_train"], d["modalities"], cfg["name"],
+                                  cfg["categorical_name"], int(m.pipeline_seeds[i]),
+                                  cfg["append_original"], cfg["max_features_per_estimator"],
+                                  cfg["global_transformer_name"], add_fingerprint=True,
+                                  shuffle=True, shift_method=o["feature_shift_method"],
+                                  shift=int(m.feature_shifts[i]))
+        test = P.transform_member(fit, d["clean_test"])
+        for ours, theirs in ((train, d[f"member_train_{i}"]), (test, d[f"member_test_{i}"])):
+            assert ours.shape == theirs.shape
+            assert np.array_equal(np.isnan(ours), np.isnan(theirs))
+            assert np.array_equal(ours[np.isinf(theirs)], theirs[np.isinf(theirs)])
+            ok = np.isfinite(theirs)
+            assert np.abs(ours[ok] - theirs[ok]).max(initial=0.0) <= TOL
+
+
+def test_fingerprint_collisions_and_rounding():
+    x = np.array([[1.0, 2.0], [1.0, 2.0], [1.0, 2.0 + 4e-13], [np.nan, np.nan],
+                  [np.nan, np.nan]])
+    train = P.fingerprint(x, 10, is_test=False)
+    test = P.fingerprint(x, 10, is_test=True)
+    # identical rows (and rows equal after rounding to 12 decimals) hash alike in test rows
+    assert test[0] == test[1] == test[2] and test[3] == test[4]
+    # training duplicates are rehashed with the next salts (an all-NaN row too: only the
+    # retry loop on a collision with another row's hash skips all-NaN rows)
+    assert len(set(train.tolist())) == 5
+    assert train[0] == test[0] and train[1] == P.fingerprint(x[:1], 11, True)[0]
+    # a difference that survives the rounding changes the hash: where the package's values
+    # and ours could differ by ~1e-13 near a rounding boundary, a row's hash would flip
+    assert P.fingerprint(x[:1] + [0, 1e-12], 10, True)[0] != test[0]
+    assert 0.0 <= train.min() and train.max() <= 1.0
+
+
+def test_feature_order():
+    assert P.feature_order("rotate", 5, 7, 0).tolist() == np.roll(np.arange(5), 7).tolist()
+    assert P.feature_order(None, 3, 7, 0).tolist() == [0, 1, 2]
+    assert sorted(P.feature_order("shuffle", 6, 0, 3).tolist()) == list(range(6))

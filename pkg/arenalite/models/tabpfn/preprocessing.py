@@ -35,6 +35,8 @@ the 12σ soft clip.
 
 from __future__ import annotations
 
+import hashlib
+from collections import defaultdict
 from dataclasses import dataclass
 
 import numpy as np
@@ -390,6 +392,65 @@ def encode(fit: EncodeFit | None, x: np.ndarray) -> np.ndarray:
     return out
 
 
+HASH_DECIMALS = 12
+_MASK64 = 2**64 - 1
+MAX_COLLISION_RETRIES = 100
+
+
+def _row_hash(row: bytes, salt: int) -> float:
+    h = int(hashlib.sha256(row + salt.to_bytes(8, "little", signed=False)).hexdigest(), 16)
+    return (h & _MASK64) / _MASK64
+
+
+def fingerprint(x: np.ndarray, n_cells: int, is_test: bool) -> np.ndarray:
+    """``AddFingerprintFeaturesStep``'s column (n,): per row, the low 64 bits of
+    SHA-256(the row's float64 bytes after ``np.around(·, 12)`` ‖ salt as 8 little-endian
+    bytes) divided by 2⁶⁴ − 1, the salt being the training rows' cell count (``n_cells``).
+
+    Training rows (``is_test`` false): a row whose hash was already seen is rehashed with
+    salt + 1, + 2, … (continuing from how often its first hash occurred), unless the row is
+    all NaN. Test rows keep their first hash. NaN cells hash as they are (±inf have been set
+    aside as NaN by then).
+    """
+    rounded = np.ascontiguousarray(np.around(x, decimals=HASH_DECIMALS))
+    out = np.zeros(len(x), dtype=np.float64)
+    if is_test:
+        for i in range(len(x)):
+            out[i] = _row_hash(rounded[i].tobytes(), n_cells)
+        return out
+    seen: set[float] = set()
+    counter: dict[float, int] = defaultdict(int)
+    for i in range(len(x)):
+        row = rounded[i].tobytes()
+        base = _row_hash(row, n_cells)
+        add = counter[base]
+        h = base if add == 0 else _row_hash(row, n_cells + add)
+        retries = 0
+        while h in seen and not np.isnan(x[i]).all():
+            add += 1
+            retries += 1
+            if retries > MAX_COLLISION_RETRIES:
+                raise RuntimeError(f"fingerprint collision not resolved for row {i}")
+            h = _row_hash(row, n_cells + add)
+        out[i] = h
+        seen.add(h)
+        counter[base] = add + 1
+    return out
+
+
+def feature_order(method: str | None, n_features: int, shift: int, seed: int) -> np.ndarray:
+    """``ShuffleFeaturesStep``'s column order: ``"shuffle"``:
+    ``default_rng(seed).permutation(F)`` (the shift count is not used); ``"rotate"``:
+    ``np.roll(arange(F), shift)``; None: unchanged."""
+    if method == "shuffle":
+        return np.random.default_rng(int(seed)).permutation(n_features)
+    if method == "rotate":
+        return np.roll(np.arange(n_features), int(shift))
+    if method is None:
+        return np.arange(n_features)
+    raise ValueError(f"unknown feature shift method {method!r}")
+
+
 @dataclass(frozen=True)
 class MemberFit:
     """A member's fitted pipeline steps so far (constant removal, reshape, categoricals, SVD)."""
@@ -398,25 +459,33 @@ class MemberFit:
     reshape: ReshapeFit
     encode: EncodeFit | None
     svd: SVDFit | None
+    n_cells: int | None = None  # the fingerprint's salt (None: no fingerprint)
+    order: np.ndarray | None = None  # the final column order (None: not shuffled)
 
     @property
     def sources(self) -> np.ndarray:
-        """Each output column's column in the cleaned input (−1: an SVD feature)."""
+        """Each output column's column in the cleaned input (−1: an SVD or fingerprint
+        feature)."""
         src = np.flatnonzero(self.kept)[self.reshape.sources]
         src = src if self.encode is None else src[self.encode.sources(len(src))]
-        k = 0 if self.svd is None else len(self.svd.components)
-        return np.concatenate([src, np.full(k, -1)]).astype(np.int64)
+        k = (0 if self.svd is None else len(self.svd.components)) + (self.n_cells is not None)
+        src = np.concatenate([src, np.full(k, -1)]).astype(np.int64)
+        return src if self.order is None else src[self.order]
 
 
 def fit_member(x_train: np.ndarray, modality: np.ndarray, transform_name: str,
                categorical_name: str, seed: int, append_original_setting: bool | str = False,
                max_features_per_estimator: int = 500,
-               global_transformer_name: str | None = None) -> tuple[MemberFit, np.ndarray]:
-    """A member's pipeline up to (including) the SVD, on cleaned training rows: ±inf set
-    aside, constant columns removed, the reshape (its config's ``name``, ``append_original``
-    and ``max_features_per_estimator``), the categorical encoding (``categorical_name``;
+               global_transformer_name: str | None = None, add_fingerprint: bool = False,
+               shuffle: bool = False, shift_method: str | None = "shuffle",
+               shift: int = 0) -> tuple[MemberFit, np.ndarray]:
+    """A member's CPU pipeline on cleaned training rows: ±inf set aside, constant columns
+    removed, the reshape (its config's ``name``, ``append_original`` and
+    ``max_features_per_estimator``), the categorical encoding (``categorical_name``;
     ``seed``: the member's pipeline seed), the SVD features appended
-    (``global_transformer_name``, None or "None" for none), ±inf written back."""
+    (``global_transformer_name``, None or "None" for none), the fingerprint column appended
+    (``add_fingerprint``), the columns reordered (``shuffle``: by ``shift_method`` and the
+    member's ``shift`` count), ±inf written back. The defaults stop before the fingerprint."""
     x, infs, forced = set_aside_infs(x_train)
     keep = kept_features(x, forced)
     append = append_original(append_original_setting, int(keep.sum()),
@@ -428,7 +497,14 @@ def fit_member(x_train: np.ndarray, modality: np.ndarray, transform_name: str,
     if global_transformer_name not in (None, "None"):
         sv = fit_svd(out, global_transformer_name, seed)
         out = np.hstack([out, svd_features(sv, out)])
-    fit = MemberFit(kept=keep, reshape=rs, encode=enc, svd=sv)
+    n_cells = None
+    if add_fingerprint:
+        n_cells = out.shape[0] * out.shape[1]
+        out = np.hstack([out, fingerprint(out, n_cells, is_test=False)[:, None]])
+    order = feature_order(shift_method, out.shape[1], shift, seed) if shuffle else None
+    if order is not None:
+        out = out[:, order]
+    fit = MemberFit(kept=keep, reshape=rs, encode=enc, svd=sv, n_cells=n_cells, order=order)
     return fit, restore_infs(out, infs, fit.sources)
 
 
@@ -438,6 +514,10 @@ def transform_member(fit: MemberFit, x: np.ndarray) -> np.ndarray:
     out = encode(fit.encode, reshape(fit.reshape, x[:, fit.kept]))
     if fit.svd is not None:
         out = np.hstack([out, svd_features(fit.svd, out)])
+    if fit.n_cells is not None:
+        out = np.hstack([out, fingerprint(out, fit.n_cells, is_test=True)[:, None]])
+    if fit.order is not None:
+        out = out[:, fit.order]
     return restore_infs(out, infs, fit.sources)
 
 
