@@ -21,7 +21,11 @@ records, from the fitted estimator:
   ``AddSVDFeaturesStep`` too, for the members whose config has one), for the members whose
   reshape transform is ``squashing_scaler_default``, ``quantile_uni_coarse`` or ``none``;
   ``member_train_<m>`` / ``member_test_<m>``: the member's whole CPU pipeline (also the
-  fingerprint feature and the feature shuffle), as ``fit_transform`` / ``transform`` give it.
+  fingerprint feature and the feature shuffle), as ``fit_transform`` / ``transform`` give it;
+  ``model_x_<m>`` (float32, train then test rows) and ``model_categorical_<m>``: what the
+  package's torch steps (the soft clip at ``outlier_removal_std`` σ) made of it in
+  ``predict_proba`` / ``predict``, i.e. the member's model input, and its categorical
+  columns.
 
 Also ``preprocessing_rotate.npz``: the package's ``_generate_class_permutations`` with
 ``"rotate"`` for a few (members, classes, seed), keyed ``rotate_<M>_<C>_<seed>``.
@@ -37,6 +41,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import tabpfn.inference
 import torch
 from tabpfn import TabPFNClassifier, TabPFNRegressor
 from tabpfn.preprocessing.clean import clean_data_transform
@@ -109,6 +114,21 @@ CASES = {
 }
 
 
+RECORDED: list[tuple[np.ndarray, np.ndarray, list[int]]] = []
+_gpu = tabpfn.inference._maybe_run_gpu_preprocessing
+
+
+def _recording_gpu(X, gpu_preprocessor, feature_schema, **kwargs):
+    """Records each member's tensor before and after the package's torch steps."""
+    out, schema = _gpu(X, gpu_preprocessor, feature_schema, **kwargs)
+    RECORDED.append((X[:, 0].numpy().copy(), out[:, 0].numpy().copy(),
+                     list(schema.indices_for(FeatureModality.CATEGORICAL))))
+    return out, schema
+
+
+tabpfn.inference._maybe_run_gpu_preprocessing = _recording_gpu
+
+
 def make(case: str, o: dict) -> dict:
     x_train, x_test = table(o["seed"], o["n_train"], o["n_test"], o["n_features"], o["nan"],
                             o.get("low_card", 0), o.get("constant", False), o.get("infs", False),
@@ -178,6 +198,20 @@ def make(case: str, o: dict) -> dict:
             out[f"svd_train_{i}"] = np.asarray(part.fit_transform(clean_train, schema).X,
                                                dtype=np.float64)
             out[f"svd_test_{i}"] = np.asarray(part.transform(clean_test).X, dtype=np.float64)
+    # the model inputs: predict once, match each recorded tensor to its member by its rows
+    RECORDED.clear()
+    if o["kind"] == "classifier":
+        est.predict_proba(x_test)
+    else:
+        est.predict(x_test)
+    for i in range(len(members) if not o.get("infs") else 0):  # (±inf: not recorded)
+        full = np.vstack([out[f"member_train_{i}"], out[f"member_test_{i}"]]).astype(np.float32)
+        hits = [r for r in RECORDED if r[0].shape == full.shape
+                and np.array_equal(r[0], full, equal_nan=True)]
+        assert len(hits) >= 1, (case, i)
+        out[f"model_x_{i}"] = hits[0][1]
+        out[f"model_categorical_{i}"] = np.array(hits[0][2], dtype=np.int64)
+    o["outlier_removal_std"] = members[0].outlier_removal_std
     o["n_estimators_used"] = int(est.n_estimators_)
     o["transforms"] = [dict(name=t.name, categorical_name=t.categorical_name,
                             append_original=t.append_original,

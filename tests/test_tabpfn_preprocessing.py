@@ -250,3 +250,45 @@ def test_feature_order():
     assert P.feature_order("rotate", 5, 7, 0).tolist() == np.roll(np.arange(5), 7).tolist()
     assert P.feature_order(None, 3, 7, 0).tolist() == [0, 1, 2]
     assert sorted(P.feature_order("shuffle", 6, 0, 3).tolist()) == list(range(6))
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_member_model_input_matches_package(case):
+    """The float32 model input after the package's torch soft clip (12σ for classifiers)."""
+    d, o = load(case)
+    m = members(d, o)
+    checked = 0
+    for i in range(m.n_members):
+        if f"model_x_{i}" not in d:
+            continue
+        cfg = o["transforms"][m.config_index[i]]
+        fit, train = P.fit_member(d["clean_train"], d["modalities"], cfg["name"],
+                                  cfg["categorical_name"], int(m.pipeline_seeds[i]),
+                                  cfg["append_original"], cfg["max_features_per_estimator"],
+                                  cfg["global_transformer_name"], add_fingerprint=True,
+                                  shuffle=True, shift_method=o["feature_shift_method"],
+                                  shift=int(m.feature_shifts[i]))
+        assert np.array_equal(fit.categorical, d[f"model_categorical_{i}"])
+        ours = P.model_input(fit, train, P.transform_member(fit, d["clean_test"]),
+                             o["outlier_removal_std"])
+        theirs = d[f"model_x_{i}"]
+        assert ours.dtype == np.float32 and ours.shape == theirs.shape
+        assert np.array_equal(np.isnan(ours), np.isnan(theirs))
+        ok = ~np.isnan(theirs)
+        # float32 in torch: equal up to its summation order (observed: equal)
+        assert np.abs(ours[ok].astype(np.float64) - theirs[ok]).max(initial=0.0) <= 1e-6
+        checked += 1
+    assert checked > 0 or o.get("infs")
+
+
+def test_soft_clip():
+    x = np.array([[0.0], [1.0], [-1.0], [0.5], [100.0]], dtype=np.float32)
+    lower, upper = P.soft_clip_bounds(x, 1.0)
+    out = P.soft_clip(x, lower, upper)
+    assert out.dtype == np.float32
+    assert upper[0] < out[4, 0] < 100  # squashed: log(1 + 100) above the upper bound
+    assert out[4, 0] == np.float32(np.log(np.float32(101)) + upper[0])
+    inside = (x[:, 0] >= lower[0]) & (x[:, 0] <= upper[0])
+    assert np.array_equal(out[inside], x[inside])
+    one = P.soft_clip_bounds(x[:1], 12.0)
+    assert np.isinf(one[0]).all() and np.isinf(one[1]).all()

@@ -25,12 +25,16 @@ pipeline order. Ported so far:
    the safe ``StandardScaler(with_mean=False)`` and sklearn's ARPACK ``TruncatedSVD``
    through ``scipy.sparse.linalg.svds`` with the same starting vector, on Fortran-ordered
    rows as the package pins them (ARPACK's basis on a near-degenerate spectrum depends on the
-   BLAS's accumulation order, so another BLAS or layout can change the features).
+   BLAS's accumulation order, so another BLAS or layout can change the features), then
+   ``AddFingerprintFeaturesStep`` (:func:`fingerprint`) and ``ShuffleFeaturesStep``
+   (:func:`feature_order`) — :func:`fit_member` / :func:`transform_member`;
+4. the torch step at predict time: the soft clip of the numerical columns at 12σ for
+   classifiers (:func:`model_input`, float32 like the package's).
 
-Everything runs in float64, the package's preprocessing dtype. Not yet ported: the other
-quantile presets and the power transforms, the other categorical
-encodings (``onehot``, plain ``ordinal``), the fingerprint feature, the feature shuffle and
-the 12σ soft clip.
+Steps 1–3 run in float64, the package's preprocessing dtype. Not yet ported: the other
+quantile presets and the power transforms, the other categorical encodings (``onehot``,
+plain ``ordinal``), polynomial features, feature and row subsampling, and the model input
+with ±inf cells (``PASSTHROUGH_INF``).
 """
 
 from __future__ import annotations
@@ -461,6 +465,7 @@ class MemberFit:
     svd: SVDFit | None
     n_cells: int | None = None  # the fingerprint's salt (None: no fingerprint)
     order: np.ndarray | None = None  # the final column order (None: not shuffled)
+    encoding: str = "numeric"  # the config's categorical_name
 
     @property
     def sources(self) -> np.ndarray:
@@ -471,6 +476,21 @@ class MemberFit:
         k = (0 if self.svd is None else len(self.svd.components)) + (self.n_cells is not None)
         src = np.concatenate([src, np.full(k, -1)]).astype(np.int64)
         return src if self.order is None else src[self.order]
+
+    @property
+    def categorical(self) -> np.ndarray:
+        """The output's categorical columns (the soft clip leaves them alone): after the
+        reshape its categoricals; after an ordinal encoding only the encoded columns (none if
+        it found no very common categorical), then moved by the shuffle."""
+        if self.encode is not None:
+            cats = np.arange(len(self.encode.columns))
+        elif self.encoding == "numeric":
+            cats = self.reshape.categorical_out
+        else:
+            cats = np.array([], dtype=np.int64)
+        if self.order is None:
+            return cats.astype(np.int64)
+        return np.flatnonzero(np.isin(self.order, cats)).astype(np.int64)
 
 
 def fit_member(x_train: np.ndarray, modality: np.ndarray, transform_name: str,
@@ -504,7 +524,8 @@ def fit_member(x_train: np.ndarray, modality: np.ndarray, transform_name: str,
     order = feature_order(shift_method, out.shape[1], shift, seed) if shuffle else None
     if order is not None:
         out = out[:, order]
-    fit = MemberFit(kept=keep, reshape=rs, encode=enc, svd=sv, n_cells=n_cells, order=order)
+    fit = MemberFit(kept=keep, reshape=rs, encode=enc, svd=sv, n_cells=n_cells, order=order,
+                    encoding=categorical_name)
     return fit, restore_infs(out, infs, fit.sources)
 
 
@@ -581,3 +602,51 @@ def svd_features(fit: SVDFit | None, x: np.ndarray) -> np.ndarray:
     if fit is None:
         return np.zeros((len(x), 0))
     return _scaled(fit, x)[0] @ fit.components.T
+
+
+OUTLIER_STD = 12.0
+"""The classifier's soft clip (``OUTLIER_REMOVAL_STD`` "auto"); the regressor has none."""
+
+
+def _nan_mean_std(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``torch_nanmean`` / ``torch_nanstd`` (n − 1, at least 1, in the divisor), in x's dtype."""
+    nan = np.isnan(x)
+    count = (~nan).sum(axis=0).astype(x.dtype)
+    mean = np.where(nan, 0, x).sum(axis=0, dtype=x.dtype) / np.maximum(count, 1)
+    sq = np.where(nan, 0, np.square(x - mean)).sum(axis=0, dtype=x.dtype)
+    return mean, np.sqrt(sq / np.maximum(count - 1, 1))
+
+
+def soft_clip_bounds(x_train: np.ndarray, n_sigma: float = OUTLIER_STD):
+    """``TorchSoftClipOutliers.fit``: mean ± n_sigma·std of the training rows, then again
+    with the cells outside those bounds set to NaN (±inf bounds for ≤ 1 row)."""
+    if len(x_train) <= 1:
+        inf = np.full(x_train.shape[1:], np.inf, dtype=x_train.dtype)
+        return -inf, inf
+    mean, std = _nan_mean_std(x_train)
+    cut = std * x_train.dtype.type(n_sigma)
+    out = (x_train > mean + cut) | (x_train < mean - cut)
+    mean, std = _nan_mean_std(np.where(out, np.nan, x_train).astype(x_train.dtype))
+    cut = std * x_train.dtype.type(n_sigma)
+    return mean - cut, mean + cut
+
+
+def soft_clip(x: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+    """``max(−log(1 + |x|) + lower, x)``, then ``min(log(1 + |·|) + upper, ·)`` (NaN kept)."""
+    low = np.maximum(-np.log(1 + np.abs(x)) + lower, x)
+    return np.minimum(np.log(1 + np.abs(low)) + upper, low)
+
+
+def model_input(fit: MemberFit, x_train: np.ndarray, x_test: np.ndarray,
+                outlier_std: float | None = OUTLIER_STD) -> np.ndarray:
+    """A member's model input (float32, train then test rows) from its CPU pipeline's rows:
+    cast to float32, then (``outlier_std`` not None) the soft clip on the numerical columns,
+    its bounds from the training rows — as the package's torch step does it in float32, so
+    equal to it up to float32 summation order, not bit for bit."""
+    x = np.vstack([x_train, x_test]).astype(np.float32)
+    if outlier_std is None:
+        return x
+    num = np.setdiff1d(np.arange(x.shape[1]), fit.categorical)
+    lower, upper = soft_clip_bounds(x[: len(x_train)][:, num], outlier_std)
+    x[:, num] = soft_clip(x[:, num], lower, upper)
+    return x
