@@ -23,50 +23,20 @@ const INFINITE = /^\s*([+-]?)(?:inf|infinity)\s*$/i;
 const TRUE = new Set(["True", "TRUE", "true"]);
 const FALSE = new Set(["False", "FALSE", "false"]);
 
-const POWERS = Array.from({ length: 309 }, (_, k) => Number(`1e${k}`));
-const MAX_DIGITS = 17;
-
 /**
- * A decimal number's text as pandas' default float parser (`precise_xstrtod`, the C
- * parser's "high" precision) computes it, to the last bit: up to 17 digits accumulated
- * in a double, the rest counted into the exponent, then one scaling by a power of ten.
- * (Not always the correctly rounded double: pandas is off by an ulp for some 17-digit
- * texts, and the loaders must agree with it.)
+ * A decimal number's text as the Python loader reads it: the correctly rounded double
+ * (datasets/table.py asks pandas for it on every version), which is what `Number()` of
+ * the same digits gives. The text is rebuilt first because pandas also takes forms that
+ * `Number()` does not ("5.", " 7 ", "1E+05" with spaces around).
  */
-function pandasFloat(sign, whole, fraction, expSign, expDigits) {
-  let number = 0;
-  let digits = 0;
-  let exponent = 0;
-  for (let i = 0; i < whole.length; i++) {
-    if (digits < MAX_DIGITS) {
-      number = number * 10 + (whole.charCodeAt(i) - 48);
-      digits++;
-    } else {
-      exponent++;
-    }
-  }
-  let decimals = 0;
-  for (let i = 0; i < fraction.length && digits < MAX_DIGITS; i++) {
-    number = number * 10 + (fraction.charCodeAt(i) - 48);
-    digits++;
-    decimals++;
-  }
-  exponent -= decimals;
-  if (sign === "-") number = -number;
-  if (expDigits) {
-    const n = Number(expDigits.slice(0, MAX_DIGITS));
-    exponent += expSign === "-" ? -n : n;
-  }
-  if (exponent > 308) return number === 0 ? 0 : (number > 0 ? Infinity : -Infinity);
-  if (exponent > 0) return number * POWERS[exponent];
-  if (exponent < -308) return exponent < -616 ? 0 * number : number / POWERS[-308 - exponent] / POWERS[308];
-  return number / POWERS[-exponent];
+function decimalNumber(sign, whole, fraction, expSign, expDigits) {
+  return Number(`${sign}${whole || "0"}.${fraction || "0"}e${expSign || ""}${expDigits || "0"}`);
 }
 
 /** A cell as a number the way pandas' C parser reads it, or null when it is not one. */
 export function parseNumber(cell) {
   const m = NUMBER.exec(cell);
-  if (m) return pandasFloat(m[1], m[2] ?? "", m[3] ?? m[4] ?? "", m[5], m[6]);
+  if (m) return decimalNumber(m[1], m[2] ?? "", m[3] ?? m[4] ?? "", m[5], m[6]);
   const inf = INFINITE.exec(cell);
   return inf ? (inf[1] === "-" ? -Infinity : Infinity) : null;
 }
