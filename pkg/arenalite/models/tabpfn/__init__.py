@@ -8,15 +8,39 @@ module (:mod:`.cells`, :mod:`.column`, :mod:`.row`, :mod:`.icl`, :mod:`.decoder`
 context's caches computed once per split. :mod:`.ensemble` draws the members' configs from
 ``random_state`` and :mod:`.preprocessing` runs each member's CPU pipeline (cleaning,
 reshape transforms, categorical encoding, SVD, row fingerprint, shuffle, soft clip) as the
-package does; the end-to-end predictor, the aggregation and the registry model are not here
-yet (issue 36; docs/models.md, "TabPFN preprocessing and ensemble", lists what is done).
+package does; :mod:`.predictor` runs the whole classifier (members, model calls, the
+aggregation) as ``TabPFNClassifier.predict_proba`` — the registry model ``tabpfn``. The
+regressor's target side is not here yet (issue 36; docs/models.md, "TabPFN end to end").
 """
 
 from __future__ import annotations
 
+from functools import lru_cache
+from os import PathLike
+from pathlib import Path
+
 from .checkpoint import Checkpoint, convert, expected_shapes, read_checkpoint, write_safetensors
 from .model import Context, TabPFNModel, fit_context, forward, load, predict_queries, stages
+from .predictor import NO_WEIGHTS, WHERE_WEIGHTS, Settings, check_task, predict, predict_proba
 
-__all__ = ["Checkpoint", "Context", "TabPFNModel", "convert", "expected_shapes",
-           "fit_context", "forward", "load", "predict_queries", "read_checkpoint", "stages",
-           "write_safetensors"]
+__all__ = ["NO_WEIGHTS", "WHERE_WEIGHTS", "Checkpoint", "Context", "Settings", "TabPFNModel",
+           "check_task", "convert", "expected_shapes", "fit_context", "forward", "load",
+           "load_cached", "predict", "predict_proba", "predict_queries", "read_checkpoint",
+           "stages", "write_safetensors"]
+
+
+@lru_cache(maxsize=4)
+def _load(path: str, mtime: float) -> TabPFNModel:
+    return load(path)
+
+
+def load_cached(path: str | PathLike | None) -> TabPFNModel:
+    """The model of a checkpoint file (``.ckpt`` or ``.safetensors``), cached per file and
+    modification time; ``None`` or a missing file raises the message saying where weights
+    come from."""
+    if path is None:
+        raise ValueError(NO_WEIGHTS)
+    p = Path(path).resolve()
+    if not p.is_file():
+        raise ValueError(f"TabPFN checkpoint {str(path)!r} does not exist; {WHERE_WEIGHTS}")
+    return _load(str(p), p.stat().st_mtime)

@@ -1,0 +1,208 @@
+"""What ``TabPFNClassifier`` (``fit_mode="low_memory"``, float32) does around the raw model,
+end to end, on a numeric table: the members' draws (:mod:`.ensemble`), each member's
+preprocessing (:mod:`.preprocessing`), one model call per member (:mod:`.model`) and the
+aggregation, so that :func:`predict_proba` equals ``TabPFNClassifier(model_path=PATH,
+device="cpu", inference_precision=torch.float32, fit_mode="low_memory", random_state=...,
+n_estimators=...).fit(X, y).predict_proba(X_test)`` (docs/models.md, "TabPFN end to end").
+
+The aggregation (the package's ``logits_to_probabilities``): each member's logits, its
+class permutation undone (``logits[:, perm]``), divided by the softmax temperature (the
+inference config's ``SOFTMAX_TEMPERATURE``, else 0.9); a softmax per member then the mean
+over members (``average_before_softmax=False``, the default; ``True``: the mean of the
+logits, then one softmax); optionally ``balance_probabilities`` (divided by the training
+class shares, renormalised); finally each row divided by its sum.
+
+Inference settings this port does not cover are refused by name rather than run
+differently: ``PASSTHROUGH_INF``-free ±inf cells (the package refuses them too), row
+subsampling (``SUBSAMPLE_SAMPLES``), polynomial features, more features than a member takes
+(feature subsampling), reshape transforms or encodings not in :mod:`.preprocessing`, and a
+regressor checkpoint (its target side is not ported here).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import ensemble, preprocessing
+from .model import TabPFNModel, forward
+
+DEFAULT_N_ESTIMATORS = 8
+"""The package's ``DEFAULT_N_ESTIMATORS`` (``n_estimators="auto"``)."""
+DEFAULT_SOFTMAX_TEMPERATURE = 0.9
+ENCODINGS = ("ordinal_very_common_categories_shuffled", "numeric")
+WHERE_WEIGHTS = (
+    "bring a TabPFN v3 checkpoint (.ckpt, from the tabpfn package's model files, under its "
+    "own licence) and pass {'name': 'tabpfn', 'weights': PATH} (on the command line --model "
+    "tabpfn:weights=PATH); optionally convert it first with "
+    "'arenalite convert tabpfn CKPT -o OUT.safetensors'")
+NO_WEIGHTS = "model 'tabpfn' needs a TabPFN v3 checkpoint: " + WHERE_WEIGHTS
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The inference settings a user sets (the registry's parameters of ``tabpfn``)."""
+
+    n_estimators: int | None = None  # None: the package's "auto"
+    random_state: int = 0
+    softmax_temperature: float | None = None  # None: the checkpoint's ("auto")
+    average_before_softmax: bool = False
+    balance_probabilities: bool = False
+
+
+def check_task(model: TabPFNModel, task: str, where: str) -> None:
+    """ValueError when the checkpoint cannot do ``task``."""
+    if task == "regression" and model.classification:
+        raise ValueError(f"{where} is a TabPFN v3 classifier; task 'regression' needs a "
+                         "TabPFN v3 regressor checkpoint")
+    if task != "regression" and not model.classification:
+        raise ValueError(f"{where} is a TabPFN v3 regressor; task {task!r} needs a TabPFN "
+                         "v3 classifier checkpoint")
+    if task == "regression":
+        raise ValueError(f"{where}: TabPFN v3 regression (the target transforms and the "
+                         "re-binning of the members' distributions) is not ported yet; "
+                         "use a classifier checkpoint")
+
+
+def _refuse_unported(cfg: dict, n_features: int) -> list[dict]:
+    """The inference config's member configs, after refusing what is not ported."""
+    for key, off in (("SUBSAMPLE_SAMPLES", None), ("POLYNOMIAL_FEATURES", "no")):
+        if cfg.get(key, off) != off:
+            raise ValueError(f"the checkpoint's inference config sets {key}="
+                             f"{cfg[key]!r}; arenalite's TabPFN port runs only {key}={off!r}")
+    transforms = list(cfg["PREPROCESS_TRANSFORMS"])
+    for i, t in enumerate(transforms):
+        if t["name"] not in preprocessing.RESHAPE_TRANSFORMS:
+            raise ValueError(f"PREPROCESS_TRANSFORMS[{i}] uses the reshape transform "
+                             f"{t['name']!r}, not ported yet (ported: "
+                             f"{list(preprocessing.RESHAPE_TRANSFORMS)})")
+        if t["categorical_name"] not in ENCODINGS:
+            raise ValueError(f"PREPROCESS_TRANSFORMS[{i}] uses the categorical encoding "
+                             f"{t['categorical_name']!r}, not ported yet (ported: "
+                             f"{list(ENCODINGS)})")
+        if n_features > t["max_features_per_estimator"]:
+            raise ValueError(f"the table has {n_features} features, more than "
+                             f"PREPROCESS_TRANSFORMS[{i}]'s max_features_per_estimator "
+                             f"{t['max_features_per_estimator']}; feature subsampling is not "
+                             "ported yet")
+    return transforms
+
+
+def _refuse_infinite(x: np.ndarray, name: str) -> None:
+    bad = np.isinf(x)
+    if bad.any():
+        row, col = np.argwhere(bad)[0].tolist()
+        raise ValueError(f"{name} has an infinite value {float(x[row, col])!r} at row {row}, "
+                         f"column {col}; TabPFN refuses ±inf cells (its PASSTHROUGH_INF "
+                         "is off)")
+
+
+def n_members(requested: int | None, cfg: dict) -> int:
+    """The package's member count: an explicit count as given; "auto" the inference
+    config's ``N_ESTIMATORS`` when it is a count, else ``DEFAULT_N_ESTIMATORS`` (its
+    feature-coverage scaling only applies past ``max_features_per_estimator``, refused)."""
+    if requested is not None:
+        return int(requested)
+    configured = cfg.get("N_ESTIMATORS", "auto")
+    return DEFAULT_N_ESTIMATORS if configured == "auto" else int(configured)
+
+
+def member_logits(model: TabPFNModel, x_train: np.ndarray, y_train: np.ndarray,
+                  x_test: np.ndarray, n_classes: int, settings: Settings,
+                  progress: Callable[[int, int], None] | None = None) -> np.ndarray:
+    """Every member's logits for ``x_test`` (members × M × C), class permutations undone."""
+    cfg = model.inference_config
+    x_train = np.asarray(x_train, dtype=np.float64)
+    x_test = np.asarray(x_test, dtype=np.float64)
+    _refuse_infinite(x_train, "X_train")
+    _refuse_infinite(x_test, "X_test")
+    transforms = _refuse_unported(cfg, x_train.shape[1])
+    modality = preprocessing.modalities(
+        x_train, None, min_samples=cfg["MIN_NUMBER_SAMPLES_FOR_CATEGORICAL_INFERENCE"],
+        max_unique_for_category=cfg["MAX_UNIQUE_FOR_CATEGORICAL_FEATURES"],
+        min_unique_for_numerical=cfg["MIN_UNIQUE_FOR_NUMERICAL_FEATURES"])
+    clean_fit, clean_train = preprocessing.fit_clean(x_train, modality)
+    clean_test = preprocessing.clean(clean_fit, x_test)
+    m = n_members(settings.n_estimators, cfg)
+    members = ensemble.draw_members(m, len(transforms), settings.random_state,
+                                    n_classes=n_classes,
+                                    class_shift_method=cfg["CLASS_SHIFT_METHOD"])
+    outlier = cfg["OUTLIER_REMOVAL_STD"]
+    outlier = cfg["_CLASSIFICATION_DEFAULT_OUTLIER_REMOVAL_STD"] if outlier == "auto" else outlier
+    y = np.asarray(y_train, dtype=np.int64)
+    n = len(x_train)
+    out = np.empty((m, len(x_test), n_classes), dtype=np.float32)
+    for i in range(m):
+        t = transforms[members.config_index[i]]
+        fit, train = preprocessing.fit_member(
+            clean_train, modality, t["name"], t["categorical_name"],
+            int(members.pipeline_seeds[i]), t["append_original"],
+            t["max_features_per_estimator"], t["global_transformer_name"],
+            add_fingerprint=bool(cfg["FINGERPRINT_FEATURE"]), shuffle=True,
+            shift_method=cfg["FEATURE_SHIFT_METHOD"], shift=int(members.feature_shifts[i]))
+        x = preprocessing.model_input(fit, train, preprocessing.transform_member(fit, clean_test),
+                                      outlier)
+        perm = members.class_perms[i] if members.class_perms is not None else np.arange(n_classes)
+        logits = forward(model, x[:n], perm[y], x[n:])
+        out[i] = logits[:, perm]
+        if progress is not None:
+            progress(i + 1, m)
+    return out
+
+
+def probabilities(logits: np.ndarray, temperature: float, average_before_softmax: bool = False,
+                  class_counts: np.ndarray | None = None) -> np.ndarray:
+    """The package's ``logits_to_probabilities`` (float32) on members × M × C logits, then
+    ``predict_proba``'s row normalisation; ``class_counts`` balances the probabilities."""
+    z = np.asarray(logits, dtype=np.float32)
+    if temperature != 1.0:
+        z = z / np.float32(temperature)
+
+    def softmax(a: np.ndarray) -> np.ndarray:
+        e = np.exp(a - a.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+
+    p = softmax(z.mean(axis=0)) if average_before_softmax else softmax(z).mean(axis=0)
+    if class_counts is not None:
+        p = p / (class_counts / class_counts.sum()).astype(np.float32)
+        p = p / p.sum(axis=-1, keepdims=True)
+    p = p.astype(np.float64)
+    return p / p.sum(axis=1, keepdims=True)
+
+
+def temperature_of(model: TabPFNModel, settings: Settings) -> float:
+    if settings.softmax_temperature is not None:
+        return float(settings.softmax_temperature)
+    return float(model.inference_config.get("SOFTMAX_TEMPERATURE", DEFAULT_SOFTMAX_TEMPERATURE))
+
+
+def predict_proba(model: TabPFNModel, x_train: np.ndarray, y_train: np.ndarray,
+                  x_test: np.ndarray, n_classes: int, settings: Settings = Settings(),
+                  progress: Callable[[int, int], None] | None = None) -> np.ndarray:
+    """Class probabilities (M × ``n_classes``) for labels ``y_train`` in 0 … C−1."""
+    y = np.asarray(y_train)
+    limit = min(model.n_out, int(model.inference_config.get("MAX_NUMBER_OF_CLASSES",
+                                                            model.n_out)))
+    if n_classes > limit:
+        raise ValueError(f"TabPFN takes at most {limit} classes (the checkpoint's "
+                         f"max_num_classes and MAX_NUMBER_OF_CLASSES); the target has "
+                         f"{n_classes}")
+    raw = member_logits(model, x_train, y, x_test, n_classes, settings, progress)
+    counts = np.bincount(y.astype(np.int64), minlength=n_classes).astype(np.float64) \
+        if settings.balance_probabilities else None
+    return probabilities(raw, temperature_of(model, settings),
+                         settings.average_before_softmax, counts)
+
+
+def predict(model: TabPFNModel, x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray,
+            task: str, n_classes: int | None, settings: Settings,
+            clock: Callable[[], float] = time.perf_counter) -> tuple[np.ndarray, dict]:
+    """The wrapper's prediction and its timings (ms; the whole ensemble is one ``layers``
+    entry: the members' preprocessing and model calls are not split per stage)."""
+    t0 = clock()
+    out = predict_proba(model, x_train, y_train, x_test, int(n_classes), settings)
+    ms = (clock() - t0) * 1e3
+    return out, {"embed": 0.0, "layers": [ms], "head": 0.0}
