@@ -9,8 +9,10 @@ context's caches computed once per split. :mod:`.ensemble` draws the members' co
 ``random_state`` and :mod:`.preprocessing` runs each member's CPU pipeline (cleaning,
 reshape transforms, categorical encoding, SVD, row fingerprint, shuffle, soft clip) as the
 package does; :mod:`.predictor` runs the whole classifier (members, model calls, the
-aggregation) as ``TabPFNClassifier.predict_proba`` — the registry model ``tabpfn``. The
-regressor's target side is not here yet (issue 36; docs/models.md, "TabPFN end to end").
+aggregation) as ``TabPFNClassifier.predict_proba`` — the registry model ``tabpfn``. For the
+regressor, :mod:`.regression` fits each member's target (z-scoring, target transform) and
+turns the members' logits into ``TabPFNRegressor.predict``'s outputs (issue 36;
+docs/models.md, "TabPFN regression targets and aggregation").
 """
 
 from __future__ import annotations
