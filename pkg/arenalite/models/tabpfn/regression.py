@@ -8,8 +8,10 @@ Numpy and scipy only. The two entry points the predictor calls:
   ``"power"``, ``"log"``, ``"1_plus_log"``, ``"exp"``). ``y_member`` (float32) is the
   member's model input ``y_train``.
 - ``predict_from_logits(member_logits, fits, borders, temperature, output_type="mean",
-  quantiles=None)``: the members' raw logits (each ``(M, num_buckets)``), their fits and the
-  checkpoint's borders to ``predict``'s output, in y's units: ``"mean"``, ``"median"``,
+  quantiles=None, repair_nan_borders=True)`` (``temperature``: the checkpoint's
+  ``SOFTMAX_TEMPERATURE``; ``repair_nan_borders``: ``FIX_NAN_BORDERS_AFTER_TARGET_TRANSFORM``):
+  the members' raw logits (each ``(M, num_buckets)``), their fits and the checkpoint's
+  borders to ``predict``'s output, in y's units: ``"mean"``, ``"median"``,
   ``"mode"`` (``(M,)`` float64), ``"quantiles"`` (a list of ``(M,)``, default levels 0.1 … 0.9),
   ``"main"`` (a dict of the four).
 
@@ -102,14 +104,32 @@ def _finite_or_mean(x: np.ndarray) -> np.ndarray:
     return x
 
 
-def _yeo_johnson_inverse(x: np.ndarray, lmbda: float, clip: bool) -> np.ndarray:
-    """Inverse Yeo-Johnson of float32 borders: float64 arithmetic, float32 result. ``clip``
-    (``SafePowerTransformer``) keeps the expm1 argument below log(float32 max)."""
+def _yeo_johnson_inverse_power(x: np.ndarray, lmbda: float) -> np.ndarray:
+    """sklearn's inverse Yeo-Johnson (``"power"``) of float32 borders, in its power form:
+    float64 arithmetic, float32 result (overflow → inf)."""
+    x64 = x.astype(np.float64)
+    pos = x64 >= 0
+    out = np.empty_like(x64)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        if abs(lmbda) < np.spacing(1.0):
+            out[pos] = np.exp(x64[pos]) - 1
+        else:
+            out[pos] = np.power(x64[pos] * lmbda + 1, 1 / lmbda) - 1
+        if abs(lmbda - 2) > np.spacing(1.0):
+            out[~pos] = 1 - np.power(-(2 - lmbda) * x64[~pos] + 1, 1 / (2 - lmbda))
+        else:
+            out[~pos] = 1 - np.exp(-x64[~pos])
+        return out.astype(np.float32)
+
+
+def _yeo_johnson_inverse(x: np.ndarray, lmbda: float) -> np.ndarray:
+    """The package's overflow-safe inverse Yeo-Johnson (``"safepower"``) of float32 borders:
+    float64 arithmetic, the expm1 argument clipped below log(float32 max), float32 result."""
     x64 = x.astype(np.float64)
     pos = x64 >= 0
     out = np.empty_like(x64)
     log_max = np.log(np.finfo(np.float32).max)
-    bound = float(log_max - 4 * np.spacing(log_max)) if clip else np.inf
+    bound = float(log_max - 4 * np.spacing(log_max))
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         if abs(lmbda) < np.spacing(1.0):
             arg_pos = x64[pos]
@@ -179,7 +199,9 @@ def _inverse_target(fit: TargetFit, borders: np.ndarray) -> np.ndarray:
         if fit.transform_name == "exp":
             return np.log(b)
         unscaled = b * _F32(fit.scaler_scale) + _F32(fit.scaler_mean)  # float32 throughout
-        return _yeo_johnson_inverse(unscaled, fit.lmbda, clip=fit.transform_name == "safepower")
+        if fit.transform_name == "power":
+            return _yeo_johnson_inverse_power(unscaled, fit.lmbda)
+        return _yeo_johnson_inverse(unscaled, fit.lmbda)
 
 
 def member_borders(fit: TargetFit, borders: np.ndarray, repair_nan_borders: bool = True
