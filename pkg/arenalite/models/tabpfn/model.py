@@ -35,10 +35,9 @@ class TabPFNModel:
     """A v3 checkpoint's stages, ready to run: ``TabPFNModel(config, tensors)``."""
 
     def __init__(self, config: dict, tensors: dict[str, np.ndarray],
-                 inference_config: dict | None = None, description: str = ""):
+                 inference_config: dict | None = None):
         self.config = dict(config)
         self.inference_config = dict(inference_config or {})
-        self.description = description
         self.tensors = {k: as_float32(v) for k, v in tensors.items()}
         self.classification = self.config["max_num_classes"] >= 2
         self.column = column.ColumnStage(self.tensors, self.config)
@@ -58,7 +57,7 @@ class TabPFNModel:
 def load(path: str | PathLike | Checkpoint) -> TabPFNModel:
     """A model from a checkpoint file (or a read :class:`Checkpoint`)."""
     ck = path if isinstance(path, Checkpoint) else read_checkpoint(path)
-    return TabPFNModel(ck.config, ck.tensors, ck.inference_config, ck.description)
+    return TabPFNModel(ck.config, ck.tensors, ck.inference_config)
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,8 @@ end to end, on a numeric table: the members' draws (:mod:`.ensemble`), each memb
 preprocessing (:mod:`.preprocessing`), one model call per member (:mod:`.model`) and the
 aggregation, so that :func:`predict_proba` equals ``TabPFNClassifier(model_path=PATH,
 device="cpu", inference_precision=torch.float32, fit_mode="low_memory", random_state=...,
-n_estimators=...).fit(X, y).predict_proba(X_test)`` (docs/models.md, "TabPFN end to end").
+n_estimators=...).fit(X, y).predict_proba(X_test)`` (the steps: docs/models.md, "TabPFN
+preprocessing and ensemble").
 
 The aggregation (the package's ``logits_to_probabilities``): each member's logits, its
 class permutation undone (``logits[:, perm]``), divided by the softmax temperature (the
@@ -21,27 +22,19 @@ regressor checkpoint (its target side is not ported here).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from . import ensemble, preprocessing
+from .layers import softmax
 from .model import TabPFNModel, forward
 
 DEFAULT_N_ESTIMATORS = 8
 """The package's ``DEFAULT_N_ESTIMATORS`` (``n_estimators="auto"``)."""
 DEFAULT_SOFTMAX_TEMPERATURE = 0.9
 ENCODINGS = ("ordinal_very_common_categories_shuffled", "numeric")
-WHERE_WEIGHTS = (
-    "bring a TabPFN v3 checkpoint (.ckpt, from the tabpfn package's model files, under its "
-    "own licence) and pass {'name': 'tabpfn', 'weights': PATH} (on the command line --model "
-    "tabpfn:weights=PATH); optionally convert it first with "
-    "'arenalite convert tabpfn CKPT -o OUT.safetensors'")
-NO_WEIGHTS = "model 'tabpfn' needs a TabPFN v3 checkpoint: " + WHERE_WEIGHTS
-
-
 @dataclass(frozen=True)
 class Settings:
     """The inference settings a user sets (the registry's parameters of ``tabpfn``)."""
@@ -160,12 +153,7 @@ def probabilities(logits: np.ndarray, temperature: float, average_before_softmax
     z = np.asarray(logits, dtype=np.float32)
     if temperature != 1.0:
         z = z / np.float32(temperature)
-
-    def softmax(a: np.ndarray) -> np.ndarray:
-        e = np.exp(a - a.max(axis=-1, keepdims=True))
-        return e / e.sum(axis=-1, keepdims=True)
-
-    p = softmax(z.mean(axis=0)) if average_before_softmax else softmax(z).mean(axis=0)
+    p = softmax(z.mean(axis=0)) if average_before_softmax else softmax(z.copy()).mean(axis=0)
     if class_counts is not None:
         p = p / (class_counts / class_counts.sum()).astype(np.float32)
         p = p / p.sum(axis=-1, keepdims=True)
@@ -196,13 +184,3 @@ def predict_proba(model: TabPFNModel, x_train: np.ndarray, y_train: np.ndarray,
     return probabilities(raw, temperature_of(model, settings),
                          settings.average_before_softmax, counts)
 
-
-def predict(model: TabPFNModel, x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray,
-            task: str, n_classes: int | None, settings: Settings,
-            clock: Callable[[], float] = time.perf_counter) -> tuple[np.ndarray, dict]:
-    """The wrapper's prediction and its timings (ms; the whole ensemble is one ``layers``
-    entry: the members' preprocessing and model calls are not split per stage)."""
-    t0 = clock()
-    out = predict_proba(model, x_train, y_train, x_test, int(n_classes), settings)
-    ms = (clock() - t0) * 1e3
-    return out, {"embed": 0.0, "layers": [ms], "head": 0.0}

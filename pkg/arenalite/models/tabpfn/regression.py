@@ -31,6 +31,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, special
 
+from .layers import softmax
+
 TARGET_TRANSFORMS = (None, "safepower", "power", "log", "1_plus_log", "exp")
 """The target transforms ported (``REGRESSION_Y_PREPROCESS_TRANSFORMS`` entries)."""
 NAN_BORDER_LIMIT = 1e3  # REGRESSION_NAN_BORDER_LIMIT_UPPER / -LOWER
@@ -308,12 +310,6 @@ def rebin_matrix(frm: np.ndarray, to: np.ndarray) -> np.ndarray:
     return w
 
 
-def _softmax(x: np.ndarray) -> np.ndarray:
-    """Row softmax in x's dtype."""
-    e = np.exp(x - x.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
-
-
 def member_probabilities(logits: np.ndarray, fit: TargetFit, borders: np.ndarray,
                          temperature: float, repair_nan_borders: bool = True) -> np.ndarray:
     """One member's ``(M, num_buckets)`` float32 probabilities on the common ``borders``.
@@ -333,7 +329,7 @@ def member_probabilities(logits: np.ndarray, fit: TargetFit, borders: np.ndarray
     frm, mask = member_borders(fit, b, repair_nan_borders)
     if mask is not None:
         z = np.where(mask, _F32(-np.inf), z)
-    probs = _softmax(z)
+    probs = softmax(z.copy())
     if np.array_equal(frm, b):
         return probs
     return probs @ rebin_matrix(frm, b).astype(np.float32)
@@ -369,7 +365,7 @@ def _icdf(logp: np.ndarray, b: np.ndarray, q: float) -> np.ndarray:
         return np.full(len(logp), -np.inf, dtype=np.float32)
     if q == 1.0:
         return np.full(len(logp), np.inf, dtype=np.float32)
-    probs = _softmax(logp)
+    probs = softmax(logp.copy())
     cum = np.cumsum(probs.astype(np.float64), axis=-1).astype(np.float32)
     n_bars = len(b) - 1
     idx = np.clip((cum < _F32(q)).sum(axis=-1), 0, n_bars - 1)
@@ -417,11 +413,11 @@ def decode(logp: np.ndarray, fit: TargetFit, borders: np.ndarray, output_type: s
     widths = b[1:] - b[:-1]
     centres = b[:-1] + widths / _F32(2)
     if output_type == "mode":
-        return raw(centres[np.argmax(_softmax(logp) / widths, axis=-1)])
+        return raw(centres[np.argmax(softmax(logp.copy()) / widths, axis=-1)])
     sqrt_2_over_pi = _F32(math.sqrt(2 / math.pi))
     centres[0] = b[1] - _halfnormal_scale(widths[0]) * sqrt_2_over_pi
     centres[-1] = b[-2] + _halfnormal_scale(widths[-1]) * sqrt_2_over_pi
-    return raw(_softmax(logp) @ centres)
+    return raw(softmax(logp.copy()) @ centres)
 
 
 def predict_from_logits(member_logits: list[np.ndarray], fits: list[TargetFit],
