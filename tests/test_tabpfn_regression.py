@@ -16,6 +16,10 @@ from arenalite.models.tabpfn import regression as r
 DATA = Path(__file__).parent / "data" / "tabpfn"
 MANIFEST = json.loads((DATA / "regression.json").read_text())
 CASES = sorted(MANIFEST["cases"])
+BORDER_RTOL = 4 * float(np.finfo(np.float32).eps)
+"""The member borders' float32 log/exp: numpy's and torch's agree bit for bit with numpy's
+AVX2 kernels; its AVX-512 kernels and wasm32's libm are an ulp or two apart (observed:
+relative 2.4e-7), so four float32 ulps."""
 
 
 def load(case: str):
@@ -48,8 +52,8 @@ def test_member_targets_and_borders(case):
     for i, (fit, y) in enumerate(zip(fits, ys, strict=True)):
         assert y.dtype == np.float32
         np.testing.assert_allclose(y, d[f"member_y_{i}"], rtol=0, atol=1e-6)
-        np.testing.assert_array_equal(r.member_borders(fit, d["borders"])[0],
-                                      d[f"member_borders_{i}"])
+        np.testing.assert_allclose(r.member_borders(fit, d["borders"])[0],
+                                   d[f"member_borders_{i}"], rtol=BORDER_RTOL, atol=0)
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -74,7 +78,7 @@ def test_transforms_alone(name):
     np.testing.assert_allclose(y_member[~np.isnan(ref)], ref[~np.isnan(ref)], rtol=1e-6,
                                atol=1e-6)
     bt, mask = r.member_borders(fit, borders)
-    np.testing.assert_array_equal(bt, d[f"borders_{name}"])
+    np.testing.assert_allclose(bt, d[f"borders_{name}"], rtol=BORDER_RTOL, atol=0)
     got = np.zeros(len(bt) - 1, bool) if mask is None else mask
     np.testing.assert_array_equal(got, d[f"mask_{name}"])
 

@@ -251,8 +251,9 @@ def _column_payload(series: Any, typed: bool) -> dict[str, Any]:
     rank[order] = np.arange(len(categories), dtype=np.int32)
     rank[-1] = -1
     codes = np.ascontiguousarray(rank[cat.cat.codes.to_numpy()], dtype=np.int32)
+    # int32's buffer format is 'l' where C's long is 32-bit (wasm32, Pyodide): cast to 'i'
     return {"name": name, "kind": "categorical",
-            "codes": memoryview(codes) if typed else codes.tolist(),
+            "codes": memoryview(codes).cast("B").cast("i") if typed else codes.tolist(),
             "categories": [categories[i] for i in order]}
 
 
