@@ -40,8 +40,8 @@ def test_every_registry_model_is_reachable_from_python() -> None:
         assert models.model_label({"name": name}) == name
         needs_weights = any(p["type"] == "weights" and p["default"] is None and "file" not in p
                             for p in registry.entry(name)["params"].values())
-        if needs_weights:  # tabicl: the user's own checkpoint (tests/test_tabicl.py)
-            with pytest.raises(ValueError, match="needs a TabICL checkpoint: download"):
+        if needs_weights:  # tabicl, tabpfn: the user's own checkpoint (their own tests)
+            with pytest.raises(ValueError, match=f"model '{name}' needs a .+ checkpoint: "):
                 models.predict({"name": name}, x[:20], y[:20], x[20:], "binary")
             continue
         out = models.predict({"name": name}, x[:20], y[:20], x[20:], "binary")

@@ -80,3 +80,51 @@ def test_refusals():
     with pytest.raises(ValueError, match="SUBSAMPLE_SAMPLES=10"):
         P.predict_proba(odd, x, y, x[:3], 2)
 
+
+
+REGRESSION = json.loads((DATA / "regression.json").read_text())
+
+
+def close(a, b, tol):
+    """Within tol, relative where |b| > 1."""
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    return np.abs(a - b).max() <= tol * max(1.0, float(np.abs(b).max()))
+
+
+@pytest.mark.parametrize("case", sorted(REGRESSION["cases"]))
+def test_predict_regression_equals_the_package(case):
+    """From the raw rows: the members' logits and ``TabPFNRegressor.predict``'s outputs
+    (fixtures of scripts/make_tabpfn_regression_fixtures.py); 1e-4: see the classifier."""
+    d = dict(np.load(DATA / f"regression_{case}.npz"))
+    o = REGRESSION["cases"][case]
+    settings = P.Settings(n_estimators=o["n_estimators"], random_state=o["random_state"])
+    logits, fits = P.regression_members(REGRESSOR, d["X_train"], d["y_train"], d["X_test"],
+                                        settings)
+    assert len(logits) == o["n_estimators_used"]
+    for i, z in enumerate(logits):
+        assert z.dtype == np.float32 and close(z, d[f"logits_{i}"], 1e-4), i
+    assert close(P.predict_regression(REGRESSOR, d["X_train"], d["y_train"], d["X_test"],
+                                      settings), d["predict_mean"], 1e-4)
+    main = P.predict_regression(REGRESSOR, d["X_train"], d["y_train"], d["X_test"], settings,
+                                "main", [float(q) for q in d["quantile_levels"]])
+    for key in ("mean", "median", "mode"):
+        assert main[key].shape == (len(d["X_test"]),) and close(main[key], d[key], 1e-4), key
+    assert close(np.stack(main["quantiles"]), d["quantiles"], 1e-4)
+
+
+def test_constant_target_predicts_it_without_the_model():
+    x = np.random.default_rng(2).standard_normal((12, 3))
+    y = np.full(12, 3.25)
+    assert P.predict_regression(REGRESSOR, x, y, x[:4]).tolist() == [3.25] * 4
+    qs = P.predict_regression(REGRESSOR, x, y, x[:2], output_type="quantiles",
+                              quantiles=[0.1, 0.9])
+    assert [q.tolist() for q in qs] == [[3.25, 3.25]] * 2
+    with pytest.raises(ValueError, match="output_type 'full'"):
+        P.predict_regression(REGRESSOR, x, y, x[:2], output_type="full")
+
+
+def test_regression_refuses_classifier_settings():
+    x = np.random.default_rng(3).standard_normal((12, 3))
+    with pytest.raises(ValueError, match="classifier settings"):
+        P.predict_regression(REGRESSOR, x, x[:, 0], x[:2],
+                             P.Settings(average_before_softmax=True))

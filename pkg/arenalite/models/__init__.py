@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from . import encoding, registry, tabicl, tabular_fm, transformer
+from . import encoding, registry, tabicl, tabpfn, tabular_fm, transformer
 from .attention import attention_output, attention_weights
 from .knn import knn_output, neighbours
 from .preprocess import TASKS, Prepared, prepare
@@ -27,8 +27,10 @@ MODELS: dict[str, dict[str, Any]] = {name: registry.defaults(name) for name in r
 WEBGPU_MODELS = tuple(n for n in registry.REGISTRY if "webgpu" in registry.runners(n))
 """The models the WebGPU bridge and the timing page run (the registry's ``runners``)."""
 COMMON_KEYS = registry.COMMON_KEYS
-SPREAD_MODELS = ("tabular_fm", "tabicl")
+SPREAD_MODELS = ("tabular_fm", "tabicl", "tabpfn")
 """Models whose regression head gives a Gaussian spread besides the mean."""
+MISSING_CELL_MODELS = ("tabpfn",)
+"""Models that take NaN cells as they are (their own preprocessing handles them)."""
 
 __all__ = ["MODELS", "TASKS", "WEBGPU_MODELS", "Weights", "check_model", "model_label", "predict",
            "predict_distribution", "predict_timed", "read_weights", "write_weights"]
@@ -97,6 +99,31 @@ def _tabicl(model: dict[str, Any], prep: Prepared, clock) -> tuple[np.ndarray, d
                           prep.n_classes, settings, clock)
 
 
+GAUSSIAN_SIGMA_LEVELS = (0.15865525393145707, 0.8413447460685429)
+"""Φ(−1) and Φ(1): half the distance between these quantiles is a Gaussian's σ."""
+
+
+def _tabpfn(model: dict[str, Any], prep: Prepared, clock) -> tuple[np.ndarray, dict]:
+    """TabPFN v3 from the user's checkpoint: the package's own preprocessing, ensemble and
+    aggregation on the raw (validated, NaN-keeping) features (docs/models.md, "TabPFN v3").
+    Regression: the mean and, as spread, half the distance between the bar distribution's
+    Φ(−1) and Φ(1) quantiles. One ``layers`` entry: the whole ensemble."""
+    net = tabpfn.load_cached(model["weights"])
+    tabpfn.check_task(net, prep.task, f"checkpoint {str(model['weights'])!r}")
+    settings = tabpfn.Settings(**{k: model[k] for k in (
+        "n_estimators", "softmax_temperature", "random_state")})
+    t0 = clock()
+    if prep.task == "regression":
+        out = tabpfn.predict_regression(net, prep.raw_train, prep.y_train, prep.raw_test,
+                                        settings, "main", list(GAUSSIAN_SIGMA_LEVELS))
+        low, high = out["quantiles"]
+        output = np.column_stack([out["mean"], (high - low) / 2])
+    else:
+        output = tabpfn.predict_proba(net, prep.raw_train, prep.y_train, prep.raw_test,
+                                      prep.n_classes, settings)
+    return output, {"embed": 0.0, "layers": [(clock() - t0) * 1e3], "head": 0.0}
+
+
 def _context(model: dict[str, Any], x_train: Any, y_train: Any) -> tuple[Any, Any]:
     """The context rows a model sees: tabular_fm keeps at most its weights' max_context
     (the seeded rule of :func:`tabular_fm.context_rows`); the others see every row."""
@@ -128,7 +155,7 @@ def _sizes(prep: Prepared) -> dict[str, int | None]:
 
 
 REFERENCES = {"knn": _distance, "attention": _distance, "icl_transformer": _transformer,
-              "tabular_fm": _foundation, "tabicl": _tabicl}
+              "tabular_fm": _foundation, "tabicl": _tabicl, "tabpfn": _tabpfn}
 """Model name → its numpy reference ``(model, prepared data, clock) → (output, timings)``;
 one entry per registry model (a test checks it). Fixed limits are checked before it runs;
 a model with weights checks the limits its weights' config sets."""
@@ -155,7 +182,8 @@ def _predict_full(model, X_train, y_train, X_test, task, n_classes):
     t0 = clock()
     X_train, y_train = _context(model, X_train, y_train)
     X_train, X_test = encoding.encode(model["name"], X_train, X_test)
-    prep = prepare(X_train, y_train, X_test, task, n_classes)
+    prep = prepare(X_train, y_train, X_test, task, n_classes,
+                   allow_nan=model["name"] in MISSING_CELL_MODELS)
     registry.check_task(model["name"], task)
     prep_ms = (clock() - t0) * 1e3
     registry.check_limits(model["name"], _sizes(prep))
@@ -170,7 +198,8 @@ def predict_distribution(model: dict[str, Any], X_train: Any, y_train: Any,
     """Regression mean and spread (Gaussian standard deviation), both in the target's units.
 
     Only models with a probabilistic head give a spread (``tabular_fm``; ``tabicl``'s
-    quantile head: the standard deviation of its members' quantiles); the others
+    quantile head: the standard deviation of its members' quantiles; ``tabpfn``'s bar
+    distribution: half its Φ(1) − Φ(−1) quantile range); the others
     raise ``ValueError``. The pair feeds the gate's probabilistic track (CRPS, Gaussian NLL).
     """
     model = check_model(model)

@@ -1,7 +1,7 @@
 """Tables with categorical and missing cells as the numbers each model takes.
 
 :func:`arenalite.models.predict` accepts pandas DataFrames for ``X_train`` and ``X_test``
-(the raw typed columns a :class:`~arenalite.datasets.table.Table` keeps). Two encodings,
+(the raw typed columns a :class:`~arenalite.datasets.table.Table` keeps). The encodings,
 both fitted on the context (training) rows only and defined in docs/models.md:
 
 - :func:`tabicl_encoding` is what the ``tabicl`` package's ``TransformToNumerical`` does
@@ -16,6 +16,8 @@ both fitted on the context (training) rows only and defined in docs/models.md:
   :data:`MAX_ONE_HOT_LEVELS` of them, else one column of ordinal codes; unknown and
   missing cells are all zeros (one-hot) or −1 (codes). Standardization follows as for
   any input.
+- :func:`tabpfn_encoding`: number columns as they are, NaN kept (tabpfn preprocesses
+  them itself); other columns are refused until the package's encoding is ported.
 
 Which one a model takes is its registry entry's ``encoding`` (``registry.json``, one
 declaration that the WebGPU bridge's ``src/encoding.js`` reads too, reproducing both).
@@ -184,7 +186,22 @@ def common_encoding(train: pd.DataFrame, test: pd.DataFrame) -> tuple[np.ndarray
     return np.column_stack(out_train), np.column_stack(out_test)
 
 
-ENCODINGS = {"tabicl": tabicl_encoding, "common": common_encoding}
+def tabpfn_encoding(train: pd.DataFrame, test: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """tabpfn's table input: number columns as they are, missing cells kept as NaN (the
+    package's own preprocessing handles them). Text, category and bool columns are refused
+    by name: the package's ordinal encoding of them is not ported yet."""
+    check_frames(train, test)
+    _check_kinds(train, test)
+    other = [c for c in train.columns if not _is_numeric(train[c].dtype)]
+    if other:
+        raise TypeError(f"tabpfn takes number columns only so far; column {other[0]!r} has "
+                        f"dtype {train[other[0]].dtype} (the tabpfn package's encoding of text, "
+                        "category and bool columns is not ported yet): give codes as numbers")
+    return (np.column_stack([_numbers(train[c], "X_train") for c in train.columns]),
+            np.column_stack([_numbers(test[c], "X_test") for c in test.columns]))
+
+
+ENCODINGS = {"tabicl": tabicl_encoding, "common": common_encoding, "tabpfn": tabpfn_encoding}
 """The encodings by the name a model's registry entry gives as its ``encoding``."""
 
 

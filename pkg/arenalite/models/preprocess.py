@@ -7,6 +7,7 @@ integers 0 … C−1 (classification) or finite floats (regression). See docs/mo
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,9 +33,14 @@ def standardize(x_train: np.ndarray, x_test: np.ndarray) -> tuple[np.ndarray, np
     """Standardize both sets with the context column means and population stds (ddof=0).
 
     A column whose std is below 1e-12 is divided by 1 instead (it carries no signal).
+    NaN cells (models that take them) stay NaN and are left out of the statistics.
     """
-    mean = x_train.mean(axis=0)
-    std = x_train.std(axis=0)
+    if np.isnan(x_train).any():
+        with warnings.catch_warnings():  # an all-NaN column: its mean and std stay NaN
+            warnings.simplefilter("ignore", RuntimeWarning)
+            mean, std = np.nanmean(x_train, axis=0), np.nanstd(x_train, axis=0)
+    else:
+        mean, std = x_train.mean(axis=0), x_train.std(axis=0)
     std = np.where(std < STD_FLOOR, 1.0, std)
     return (x_train - mean) / std, (x_test - mean) / std
 
@@ -103,12 +109,14 @@ def _labels(y: np.ndarray, n_classes: int | None, task: str) -> tuple[np.ndarray
 
 
 def prepare(x_train: object, y_train: object, x_test: object, task: str,
-            n_classes: int | None = None) -> Prepared:
-    """Validate the inputs of :func:`arenalite.models.predict` and standardize them."""
+            n_classes: int | None = None, allow_nan: bool = False) -> Prepared:
+    """Validate the inputs of :func:`arenalite.models.predict` and standardize them
+    (``allow_nan``: NaN cells pass, for a model with its own preprocessing; the
+    standardized copies then ignore them)."""
     if task not in TASKS:
         raise ValueError(f"task must be one of {TASKS}, got {task!r}")
-    xtr = feature_matrix(x_train, "X_train")
-    xte = feature_matrix(x_test, "X_test")
+    xtr = feature_matrix(x_train, "X_train", allow_nan)
+    xte = feature_matrix(x_test, "X_test", allow_nan)
     if xte.shape[1] != xtr.shape[1]:
         raise ValueError(f"X_test has {xte.shape[1]} feature columns but X_train has "
                          f"{xtr.shape[1]}")

@@ -5,7 +5,7 @@ Each entry has a ``name``, a one-line ``summary``, the ``tasks`` it supports, it
 ``max``, ``exclusive_min``, the bridge-only ``max_webgpu``, a weights param's default
 ``file``, ``help``) and its ``limits`` on the data (``features``, ``classes``,
 ``context_rows``: an integer, or ``{"weights": KEY}`` for a key of the weights' config),
-its ``encoding`` of a table's typed columns (``tabicl`` or ``common``: the functions of
+its ``encoding`` of a table's typed columns (``tabicl``, ``common`` or ``tabpfn``: the functions of
 :mod:`arenalite.models.encoding`, which ``encode`` and the bridge's ``encoding.js`` pick by
 it), and optionally its ``runners`` (``python``, ``webgpu``; both when absent): a model the
 bridge does not implement yet says so here, and the bridge, the page and the Node runner
@@ -32,7 +32,7 @@ PARAM_TYPES = ("integer", "number", "weights")
 LIMITS = {"features": "features", "classes": "classes", "context_rows": "context rows"}
 TASKS = ("binary", "multiclass", "regression")
 RUNNERS = ("python", "webgpu")
-ENCODINGS = ("tabicl", "common")
+ENCODINGS = ("tabicl", "common", "tabpfn")
 
 
 def _check_entry(entry: Any, i: int) -> dict[str, Any]:

@@ -9,19 +9,46 @@ context's caches computed once per split. :mod:`.ensemble` draws the members' co
 ``random_state`` and :mod:`.preprocessing` runs each member's CPU pipeline (cleaning,
 reshape transforms, categorical encoding, SVD, row fingerprint, shuffle, soft clip) as the
 package does; :mod:`.predictor` runs the whole classifier (members, model calls, the
-aggregation) as ``TabPFNClassifier.predict_proba`` (not in the model registry yet). For the
-regressor, :mod:`.regression` fits each member's target (z-scoring, target transform) and
-turns the members' logits into ``TabPFNRegressor.predict``'s outputs (issue 36;
-docs/models.md, "TabPFN regression targets and aggregation").
+aggregation) as ``TabPFNClassifier.predict_proba`` and ``TabPFNRegressor.predict``, whose
+target side is :mod:`.regression` (each member's z-scoring and target transform, the members'
+distributions re-binned and averaged). The registry's model ``tabpfn`` runs it
+(:func:`load_cached`; docs/models.md, "TabPFN v3").
 """
 
 from __future__ import annotations
 
+from functools import lru_cache
+from os import PathLike
+from pathlib import Path
+
 from .checkpoint import Checkpoint, convert, expected_shapes, read_checkpoint, write_safetensors
 from .model import Context, TabPFNModel, fit_context, forward, load, predict_queries, stages
-from .predictor import Settings, check_task, predict_proba
+from .predictor import (
+    NO_WEIGHTS,
+    WHERE_WEIGHTS,
+    Settings,
+    check_task,
+    predict_proba,
+    predict_regression,
+)
 
-__all__ = ["Checkpoint", "Context", "Settings", "TabPFNModel", "check_task", "convert",
-           "expected_shapes", "fit_context", "forward", "load", "predict_proba",
-           "predict_queries", "read_checkpoint", "stages", "write_safetensors"]
+__all__ = ["NO_WEIGHTS", "WHERE_WEIGHTS", "Checkpoint", "Context", "Settings", "TabPFNModel",
+           "check_task", "convert", "expected_shapes", "fit_context", "forward", "load",
+           "load_cached", "predict_proba", "predict_queries", "predict_regression",
+           "read_checkpoint", "stages", "write_safetensors"]
 
+
+@lru_cache(maxsize=4)
+def _load(path: str, mtime: float) -> TabPFNModel:
+    return load(path)
+
+
+def load_cached(path: str | PathLike | None) -> TabPFNModel:
+    """The model of a checkpoint file (``.ckpt`` or converted ``.safetensors``), cached per
+    file and modification time; ``None`` raises the message saying where weights come from."""
+    if path is None:
+        raise ValueError(NO_WEIGHTS)
+    p = Path(path).resolve()
+    if not p.is_file():
+        raise ValueError(f"TabPFN checkpoint {str(path)!r} does not exist; {WHERE_WEIGHTS}")
+    return _load(str(p), p.stat().st_mtime)

@@ -32,12 +32,14 @@ QUERY_BLOCK = 64
 
 
 class TabPFNModel:
-    """A v3 checkpoint's stages, ready to run: ``TabPFNModel(config, tensors)``."""
+    """A v3 checkpoint's stages, ready to run: ``TabPFNModel(config, tensors)``
+    (``borders``: a regressor's bucket borders, :attr:`.Checkpoint.borders`)."""
 
     def __init__(self, config: dict, tensors: dict[str, np.ndarray],
-                 inference_config: dict | None = None):
+                 inference_config: dict | None = None, borders: np.ndarray | None = None):
         self.config = dict(config)
         self.inference_config = dict(inference_config or {})
+        self.borders = None if borders is None else np.asarray(borders, dtype=np.float32)
         self.tensors = {k: as_float32(v) for k, v in tensors.items()}
         self.classification = self.config["max_num_classes"] >= 2
         self.column = column.ColumnStage(self.tensors, self.config)
@@ -57,7 +59,7 @@ class TabPFNModel:
 def load(path: str | PathLike | Checkpoint) -> TabPFNModel:
     """A model from a checkpoint file (or a read :class:`Checkpoint`)."""
     ck = path if isinstance(path, Checkpoint) else read_checkpoint(path)
-    return TabPFNModel(ck.config, ck.tensors, ck.inference_config)
+    return TabPFNModel(ck.config, ck.tensors, ck.inference_config, ck.borders)
 
 
 @dataclass(frozen=True)

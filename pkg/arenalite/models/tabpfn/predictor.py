@@ -1,10 +1,12 @@
-"""What ``TabPFNClassifier`` (``fit_mode="low_memory"``, float32) does around the raw model,
-end to end, on a numeric table: the members' draws (:mod:`.ensemble`), each member's
-preprocessing (:mod:`.preprocessing`), one model call per member (:mod:`.model`) and the
-aggregation, so that :func:`predict_proba` equals ``TabPFNClassifier(model_path=PATH,
-device="cpu", inference_precision=torch.float32, fit_mode="low_memory", random_state=...,
-n_estimators=...).fit(X, y).predict_proba(X_test)`` (the steps: docs/models.md, "TabPFN
-preprocessing and ensemble").
+"""What ``TabPFNClassifier`` and ``TabPFNRegressor`` (``fit_mode="low_memory"``, float32) do
+around the raw model, end to end, on a numeric table: the members' draws (:mod:`.ensemble`),
+each member's preprocessing (:mod:`.preprocessing`), one model call per member
+(:mod:`.model`) and the aggregation. :func:`predict_proba` equals
+``TabPFNClassifier(model_path=PATH, device="cpu", inference_precision=torch.float32,
+fit_mode="low_memory", random_state=..., n_estimators=...).fit(X, y).predict_proba(X_test)``;
+:func:`predict_regression` equals ``TabPFNRegressor(...).fit(X, y).predict(X_test)``
+(docs/models.md, "TabPFN preprocessing and ensemble", "TabPFN regression targets and
+aggregation").
 
 The aggregation (the package's ``logits_to_probabilities``): each member's logits, its
 class permutation undone (``logits[:, perm]``), divided by the softmax temperature (the
@@ -16,8 +18,8 @@ class shares, renormalised); finally each row divided by its sum.
 Inference settings this port does not cover are refused by name rather than run
 differently: ``PASSTHROUGH_INF``-free ±inf cells (the package refuses them too), row
 subsampling (``SUBSAMPLE_SAMPLES``), polynomial features, more features than a member takes
-(feature subsampling), reshape transforms or encodings not in :mod:`.preprocessing`, and a
-regressor checkpoint (its target side is not ported here).
+(feature subsampling), reshape transforms or encodings not in :mod:`.preprocessing`, and
+target transforms not in :mod:`.regression`.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import ensemble, preprocessing
+from . import ensemble, preprocessing, regression
 from .layers import softmax
 from .model import TabPFNModel, forward
 
@@ -35,6 +37,14 @@ DEFAULT_N_ESTIMATORS = 8
 """The package's ``DEFAULT_N_ESTIMATORS`` (``n_estimators="auto"``)."""
 DEFAULT_SOFTMAX_TEMPERATURE = 0.9
 ENCODINGS = ("ordinal_very_common_categories_shuffled", "numeric")
+WHERE_WEIGHTS = (
+    "bring a TabPFN v3 checkpoint (.ckpt, a model file of the tabpfn package, under its own "
+    "licence) and pass {'name': 'tabpfn', 'weights': PATH} (on the command line --model "
+    "tabpfn:weights=PATH); optionally convert it first with "
+    "'arenalite convert tabpfn CKPT -o OUT.safetensors'")
+NO_WEIGHTS = "model 'tabpfn' needs a TabPFN v3 checkpoint: " + WHERE_WEIGHTS
+
+
 @dataclass(frozen=True)
 class Settings:
     """The inference settings a user sets (the registry's parameters of ``tabpfn``)."""
@@ -54,10 +64,6 @@ def check_task(model: TabPFNModel, task: str, where: str) -> None:
     if task != "regression" and not model.classification:
         raise ValueError(f"{where} is a TabPFN v3 regressor; task {task!r} needs a TabPFN "
                          "v3 classifier checkpoint")
-    if task == "regression":
-        raise ValueError(f"{where}: TabPFN v3 regression (the target transforms and the "
-                         "re-binning of the members' distributions) is not ported yet; "
-                         "use a classifier checkpoint")
 
 
 def _refuse_unported(cfg: dict, n_features: int) -> list[dict]:
@@ -103,10 +109,19 @@ def n_members(requested: int | None, cfg: dict) -> int:
     return DEFAULT_N_ESTIMATORS if configured == "auto" else int(configured)
 
 
-def member_logits(model: TabPFNModel, x_train: np.ndarray, y_train: np.ndarray,
-                  x_test: np.ndarray, n_classes: int, settings: Settings,
-                  progress: Callable[[int, int], None] | None = None) -> np.ndarray:
-    """Every member's logits for ``x_test`` (members × M × C), class permutations undone."""
+@dataclass(frozen=True)
+class CleanRows:
+    """The rows every member starts from: the columns' modalities (numerical, categorical,
+    constant), the cleaned training and test rows, the member configs."""
+
+    modality: np.ndarray
+    train: np.ndarray
+    test: np.ndarray
+    transforms: list[dict]
+
+
+def clean_rows(model: TabPFNModel, x_train: np.ndarray, x_test: np.ndarray) -> CleanRows:
+    """Refuse what is not ported, infer the modalities, clean both row sets."""
     cfg = model.inference_config
     x_train = np.asarray(x_train, dtype=np.float64)
     x_test = np.asarray(x_test, dtype=np.float64)
@@ -117,33 +132,102 @@ def member_logits(model: TabPFNModel, x_train: np.ndarray, y_train: np.ndarray,
         x_train, None, min_samples=cfg["MIN_NUMBER_SAMPLES_FOR_CATEGORICAL_INFERENCE"],
         max_unique_for_category=cfg["MAX_UNIQUE_FOR_CATEGORICAL_FEATURES"],
         min_unique_for_numerical=cfg["MIN_UNIQUE_FOR_NUMERICAL_FEATURES"])
-    clean_fit, clean_train = preprocessing.fit_clean(x_train, modality)
-    clean_test = preprocessing.clean(clean_fit, x_test)
-    m = n_members(settings.n_estimators, cfg)
-    members = ensemble.draw_members(m, len(transforms), settings.random_state,
-                                    n_classes=n_classes,
-                                    class_shift_method=cfg["CLASS_SHIFT_METHOD"])
+    clean_fit, train = preprocessing.fit_clean(x_train, modality)
+    return CleanRows(modality, train, preprocessing.clean(clean_fit, x_test), transforms)
+
+
+def member_input(model: TabPFNModel, rows: CleanRows, members: ensemble.Members,
+                 i: int) -> np.ndarray:
+    """Member ``i``'s model input (float32, training then test rows): its CPU pipeline and
+    the soft clip (the classifier's 12σ; none for the regressor under "auto")."""
+    cfg = model.inference_config
+    t = rows.transforms[members.config_index[i]]
+    fit, train = preprocessing.fit_member(
+        rows.train, rows.modality, t["name"], t["categorical_name"],
+        int(members.pipeline_seeds[i]), t["append_original"], t["max_features_per_estimator"],
+        t["global_transformer_name"], add_fingerprint=bool(cfg["FINGERPRINT_FEATURE"]),
+        shuffle=True, shift_method=cfg["FEATURE_SHIFT_METHOD"],
+        shift=int(members.feature_shifts[i]))
     outlier = cfg["OUTLIER_REMOVAL_STD"]
-    outlier = cfg["_CLASSIFICATION_DEFAULT_OUTLIER_REMOVAL_STD"] if outlier == "auto" else outlier
+    if outlier == "auto":
+        kind = "CLASSIFICATION" if model.classification else "REGRESSION"
+        outlier = cfg[f"_{kind}_DEFAULT_OUTLIER_REMOVAL_STD"]
+    return preprocessing.model_input(fit, train, preprocessing.transform_member(fit, rows.test),
+                                     outlier)
+
+
+def member_logits(model: TabPFNModel, x_train: np.ndarray, y_train: np.ndarray,
+                  x_test: np.ndarray, n_classes: int, settings: Settings,
+                  progress: Callable[[int, int], None] | None = None) -> np.ndarray:
+    """Every member's logits for ``x_test`` (members × M × C), class permutations undone."""
+    rows = clean_rows(model, x_train, x_test)
+    m = n_members(settings.n_estimators, model.inference_config)
+    members = ensemble.draw_members(m, len(rows.transforms), settings.random_state,
+                                    n_classes=n_classes,
+                                    class_shift_method=model.inference_config["CLASS_SHIFT_METHOD"])
     y = np.asarray(y_train, dtype=np.int64)
-    n = len(x_train)
-    out = np.empty((m, len(x_test), n_classes), dtype=np.float32)
+    n = len(rows.train)
+    out = np.empty((m, len(rows.test), n_classes), dtype=np.float32)
     for i in range(m):
-        t = transforms[members.config_index[i]]
-        fit, train = preprocessing.fit_member(
-            clean_train, modality, t["name"], t["categorical_name"],
-            int(members.pipeline_seeds[i]), t["append_original"],
-            t["max_features_per_estimator"], t["global_transformer_name"],
-            add_fingerprint=bool(cfg["FINGERPRINT_FEATURE"]), shuffle=True,
-            shift_method=cfg["FEATURE_SHIFT_METHOD"], shift=int(members.feature_shifts[i]))
-        x = preprocessing.model_input(fit, train, preprocessing.transform_member(fit, clean_test),
-                                      outlier)
+        x = member_input(model, rows, members, i)
         perm = members.class_perms[i] if members.class_perms is not None else np.arange(n_classes)
-        logits = forward(model, x[:n], perm[y], x[n:])
-        out[i] = logits[:, perm]
+        out[i] = forward(model, x[:n], perm[y], x[n:])[:, perm]
         if progress is not None:
             progress(i + 1, m)
     return out
+
+
+def regression_members(model: TabPFNModel, x_train: np.ndarray, y_train: np.ndarray,
+                       x_test: np.ndarray, settings: Settings,
+                       progress: Callable[[int, int], None] | None = None
+                       ) -> tuple[list[np.ndarray], list[regression.TargetFit]]:
+    """Every member's bar-distribution logits for ``x_test`` (each M × buckets) and its
+    target fit (z-scoring and its ``REGRESSION_Y_PREPROCESS_TRANSFORMS`` entry)."""
+    cfg = model.inference_config
+    rows = clean_rows(model, x_train, x_test)
+    targets = list(cfg["REGRESSION_Y_PREPROCESS_TRANSFORMS"])
+    m = n_members(settings.n_estimators, cfg)
+    members = ensemble.draw_members(m, len(rows.transforms), settings.random_state,
+                                    n_target_transforms=len(targets))
+    n = len(rows.train)
+    logits, fits = [], []
+    for i in range(m):
+        fit, y_member = regression.fit_target(y_train, targets[members.target_index[i]])
+        x = member_input(model, rows, members, i)
+        logits.append(forward(model, x[:n], y_member, x[n:]))
+        fits.append(fit)
+        if progress is not None:
+            progress(i + 1, m)
+    return logits, fits
+
+
+def predict_regression(model: TabPFNModel, x_train: np.ndarray, y_train: np.ndarray,
+                       x_test: np.ndarray, settings: Settings = Settings(),
+                       output_type: str = "mean", quantiles: list[float] | None = None,
+                       progress: Callable[[int, int], None] | None = None
+                       ) -> np.ndarray | list[np.ndarray] | dict:
+    """``TabPFNRegressor.predict(X_test, output_type, quantiles)`` in y's units (M,).
+
+    A constant ``y_train`` gives ``y_train[0]`` everywhere without a model call, as the
+    package does. ``average_before_softmax`` and ``balance_probabilities`` are the
+    classifier's (refused here)."""
+    if settings.average_before_softmax or settings.balance_probabilities:
+        raise ValueError("average_before_softmax and balance_probabilities are classifier "
+                         "settings; TabPFN regression averages the members' distributions")
+    y = np.asarray(y_train, dtype=np.float64)
+    if y.ndim == 1 and len(y) and np.isfinite(y).all() and np.unique(y).size == 1:
+        if output_type not in regression.OUTPUT_TYPES:
+            raise ValueError(f"output_type {output_type!r} is not one of "
+                             f"{regression.OUTPUT_TYPES}")
+        const = np.full(len(np.asarray(x_test)), y[0])
+        levels = regression.DEFAULT_QUANTILES if quantiles is None else quantiles
+        qs = [const.copy() for _ in levels]
+        outputs = {"mean": const, "median": const.copy(), "mode": const.copy(), "quantiles": qs}
+        return outputs if output_type == "main" else outputs[output_type]
+    logits, fits = regression_members(model, x_train, y, x_test, settings, progress)
+    return regression.predict_from_logits(
+        logits, fits, model.borders, temperature_of(model, settings), output_type, quantiles,
+        bool(model.inference_config.get("FIX_NAN_BORDERS_AFTER_TARGET_TRANSFORM", True)))
 
 
 def probabilities(logits: np.ndarray, temperature: float, average_before_softmax: bool = False,
