@@ -724,6 +724,119 @@ agg.table'''),
             code('''fig = agg.plot(title=f"Models on {own.name}")
 fig'''),
         ]),
+    "11_tabpfn_own_checkpoint": notebook(
+        "TabPFN v3 from your own checkpoint",
+        """
+`tabpfn` is TabPFN v3 (the [`tabpfn` package](https://pypi.org/project/tabpfn/) 9.2.0,
+Apache-2.0 code; the weights carry their own licence), run in numpy by arenalite's Python
+runner from **your own checkpoint**: its preprocessing, ensemble and forward, equal to the
+package's `TabPFNClassifier.predict_proba` and `TabPFNRegressor.predict` on the test
+fixtures. No TabPFN weights ship with arenalite. The browser has no torch, so this notebook
+first makes small checkpoints of **random weights** with numpy
+(`arenalite.models.tabpfn.random_checkpoint`) and runs them on persisted splits next to
+kNN. The last section shows how to run the real checkpoints instead.
+
+> **⚠ RANDOM WEIGHTS.** Every score in this notebook until the last section comes from a
+> checkpoint of random weights made here, **not from TabPFN v3**: it shows how the model
+> runs and ranks, not how good TabPFN v3 is. Its label in every table says so.
+""",
+        [
+            md("""
+A classifier and a regressor of TabPFN v3's architecture (cells with NaN indicators,
+feature groups of 3, per-column induced attention, row aggregation with rotary positions,
+in-context layers, the many-class decoder or the bar-distribution head), shrunk to a toy:
+16-wide embeddings, two of each block. Matrices are drawn normal(0, 1/√fan_in), LayerNorm
+weights are 1, the rotary frequencies are exactly the package's, the inference config is
+the package's v2.5 default (what it uses for a file without one). Written as safetensors,
+the file arenalite reads (as it reads the package's `.ckpt`):
+"""),
+            code('''import tempfile
+from pathlib import Path
+
+from arenalite.models import tabpfn
+
+toy = {"embed_dim": 16, "dist_embed_num_blocks": 2, "dist_embed_num_heads": 2,
+       "dist_embed_num_inducing_points": 8, "feature_group_size": 3, "feat_agg_num_blocks": 2,
+       "feat_agg_num_heads": 2, "feat_agg_num_cls_tokens": 2, "nlayers": 2,
+       "icl_num_heads": 4, "decoder_head_dim": 8, "decoder_num_heads": 2, "ff_factor": 2,
+       "softmax_scaling_mlp_hidden_dim": 16}
+folder = Path(tempfile.gettempdir())
+classifier = tabpfn.write_safetensors(
+    tabpfn.random_checkpoint({**toy, "max_num_classes": 10, "num_buckets": -1}, seed=0),
+    folder / "tabpfn_random_classifier.safetensors")
+regressor = tabpfn.write_safetensors(
+    tabpfn.random_checkpoint({**toy, "max_num_classes": 0, "num_buckets": 64}, seed=1),
+    folder / "tabpfn_random_regressor.safetensors")
+for path in (classifier, regressor):
+    print(tabpfn.read_checkpoint(path).description)'''),
+            md("""
+The persisted splits of iris, wine and diabetes (the first repeat of each, three folds, to
+stay quick in the browser), and the runner with the random checkpoints beside kNN. The
+model's label names its weights; `n_estimators=2` keeps it quick (the package's default
+is 8):
+"""),
+            code('''import pandas as pd
+
+from arenalite import datasets, runner, splits
+
+data = {name: datasets.load(name) for name in ["iris", "wine", "diabetes"]}
+persisted = {}
+for name, ds in data.items():
+    s = splits.make_splits(ds.n_rows, ds.task, y=ds.y, dataset=name)
+    persisted[name] = {**s, "n_repeats": 1, "splits": [e for e in s["splits"] if e["repeat"] == 0]}
+RANDOM = "tabpfn (RANDOM weights, not TabPFN v3)"
+classifiers = {k: data[k] for k in ["iris", "wine"]}
+classifier_splits = {k: persisted[k] for k in classifiers}
+results = runner.run(classifiers, classifier_splits, [
+    {"name": "tabpfn", "weights": str(classifier), "n_estimators": 2, "label": RANDOM},
+    {"name": "knn", "k": 5}], progress=False)
+regression = runner.run({"diabetes": data["diabetes"]}, {"diabetes": persisted["diabetes"]}, [
+    {"name": "tabpfn", "weights": str(regressor), "n_estimators": 2, "label": RANDOM},
+    {"name": "knn", "k": 5}], progress=False)
+both = pd.concat([results, regression], ignore_index=True)
+both.groupby(["dataset", "metric", "model"])["score"].mean().unstack("model").round(4)'''),
+            md("""
+Log loss and RMSE, lower is better. Random weights do no better than a uniform guess
+(ln 3 ≈ 1.099 on iris and wine), kNN does far better. Ranked like any other results table
+(each split a match day), normalized so that a score of 0 is 1 and the random-weight
+model's own is 0:
+"""),
+            code('''bench = arenalite.load_df(both, seed="seed",
+                          metric_type_bounds={"log_loss": (0.0, RANDOM), "rmse": (0.0, RANDOM)})
+agg = bench.aggregate_ranking()
+agg.table'''),
+            code('''fig = agg.plot(title="Random-weight tabpfn next to kNN")
+fig'''),
+            md("""
+## The real TabPFN v3
+
+1. Download `tabpfn-v3-classifier-v3_default.ckpt` (and for regression
+   `tabpfn-v3-regressor-v3_default.ckpt`) from the Hugging Face hub, repo
+   [`Prior-Labs/tabpfn_3`](https://huggingface.co/Prior-Labs/tabpfn_3), under its licence.
+2. Optionally convert it to safetensors on your machine:
+   `arenalite convert tabpfn tabpfn-v3-classifier-v3_default.ckpt -o tabpfn-v3.safetensors`
+   (no torch needed; `weights` takes either file).
+3. In JupyterLite, upload the file into the file browser first (drag it onto the file
+   list on the left, or its upload button): it lands beside this notebook. In CPython,
+   give its path.
+4. Run the cell below; it does nothing until the file is there.
+
+From a shell the same run is `arenalite run iris wine --model
+tabpfn:weights=tabpfn-v3-classifier-v3_default.ckpt --model knn -o runs/`. The full model
+is far slower in numpy than this toy, and slower again in the browser: start with one
+dataset and a few splits.
+"""),
+            code('''CHECKPOINT = Path("tabpfn-v3-classifier-v3_default.ckpt")  # or a .safetensors
+if CHECKPOINT.is_file():
+    real = {"name": "tabpfn", "weights": str(CHECKPOINT), "label": "tabpfn (TabPFN v3)"}
+    real_results = runner.run(classifiers, classifier_splits, [real, {"name": "knn", "k": 5}],
+                              progress=False)
+    real_bench = arenalite.load_df(real_results, seed="seed",
+                                   metric_type_bounds={"log_loss": (0.0, "knn")})
+    print(real_bench.elo_ranking(n_bootstrap=200, random_state=0).table.to_string(index=False))
+else:
+    print(f"{CHECKPOINT} is not here: download and upload it (steps above) to rank TabPFN v3")'''),
+        ]),
 }
 
 

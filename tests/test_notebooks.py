@@ -32,7 +32,8 @@ CONTENT = Path(__file__).resolve().parents[1] / "content"
 NOTEBOOKS = sorted(CONTENT.glob("*.ipynb"))
 EXPECTED = {"01_quick_start", "02_performance_profiles", "03_three_rankings", "10_your_own_table",
             "04_statistics_and_gate", "05_auroc_vs_auprc", "06_splits_and_webgpu",
-            "07_gate_protocol", "08_tabular_fm", "09_tabicl_own_checkpoint"}
+            "07_gate_protocol", "08_tabular_fm", "09_tabicl_own_checkpoint",
+            "11_tabpfn_own_checkpoint"}
 
 
 def code_cells(path: Path) -> list[str]:
@@ -172,6 +173,28 @@ def test_07_gate_protocol_verdicts() -> None:
     assert sigma == pytest.approx(float(np.sqrt(np.mean((oof["y_true"] - oof["point"]) ** 2))))
     assert track[("knn-15 + honest constant spread", "gaussian_nll")] == pytest.approx(
         0.5 * np.log(2 * np.pi * sigma**2) + 0.5)
+
+
+def test_11_tabpfn_says_its_weights_are_random() -> None:
+    """The TabPFN notebook runs numpy random-weight checkpoints (a classifier and a
+    regressor), says so where they are read and in every table, and ranks them next to knn."""
+    path = CONTENT / "11_tabpfn_own_checkpoint.ipynb"
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    intro = nb["cells"][0]["source"]
+    assert "RANDOM WEIGHTS" in intro and "not from TabPFN v3" in intro
+    namespace, _ = executed(path)
+    both = namespace["both"]
+    random = "tabpfn (RANDOM weights, not TabPFN v3)"
+    assert set(both["model"]) == {random, "knn"}
+    assert set(both["dataset"]) == {"iris", "wine", "diabetes"} and len(both) == 3 * 2 * 3
+    assert np.isfinite(both["score"]).all()
+    assert list(namespace["agg"].table["model"]) == ["knn", random]
+    assert not Path(namespace["classifier"]).is_relative_to(CONTENT)
+    assert not namespace["CHECKPOINT"].is_file()
+    real = "".join(code_cells(path)[-1])
+    assert real.startswith('CHECKPOINT = Path("tabpfn-v3-classifier-v3_default.ckpt")')
+    text = "".join(c["source"] for c in nb["cells"] if c["cell_type"] == "markdown")
+    assert "Prior-Labs/tabpfn_3" in text and "arenalite convert tabpfn" in text
 
 
 def test_09_tabicl_says_its_weights_are_random() -> None:

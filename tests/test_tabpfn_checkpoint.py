@@ -644,3 +644,28 @@ def test_cli_convert_errors(tmp_path, capsys):
     tabicl = Path(__file__).parent / "data" / "tabicl" / "tiny.ckpt"
     line = cli_error(["convert", "tabpfn", str(tabicl), "-o", out], capsys)
     assert "tiny.ckpt" in line and "not a TabPFN checkpoint" in line
+
+
+def test_random_checkpoint_in_numpy(tmp_path):
+    """What notebook 11 does without torch: random weights of any v3 config, written as
+    safetensors, read back unchanged, and run through the registry model."""
+    from arenalite import models
+    from arenalite.models.tabpfn import checkpoint as C
+
+    config = C.read_checkpoint(DATA / "classifier_small.ckpt").config
+    a, b = C.random_checkpoint(config, seed=3), C.random_checkpoint(config, seed=3)
+    assert list(a.tensors) == list(C.expected_shapes(config))
+    assert all(np.array_equal(a[n], b[n]) for n in a.tensors)
+    assert {n: t.shape for n, t in a.tensors.items()} == C.expected_shapes(config)
+    assert a.inference_config_source == "v2.5 defaults"
+    path = C.write_safetensors(a, tmp_path / "random.safetensors")
+    back = C.read_checkpoint(path)
+    assert all(np.array_equal(back[n], a[n]) for n in a.tensors)
+    x = np.random.default_rng(0).standard_normal((40, 3))
+    p = models.predict({"name": "tabpfn", "weights": path, "n_estimators": 2}, x[:30],
+                       np.arange(30) % 3, x[30:], "multiclass")
+    assert p.shape == (10, 3) and np.allclose(p.sum(axis=1), 1)
+    reg = C.random_checkpoint(C.read_checkpoint(DATA / "regressor_small.ckpt").config, 1)
+    assert np.all(np.diff(reg.borders) > 0) and len(reg.borders) == reg.config["num_buckets"] + 1
+    with pytest.raises(ValueError, match="seed must be a non-negative integer"):
+        C.random_checkpoint(config, seed=-1)

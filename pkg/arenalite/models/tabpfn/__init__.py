@@ -21,7 +21,14 @@ from functools import lru_cache
 from os import PathLike
 from pathlib import Path
 
-from .checkpoint import Checkpoint, convert, expected_shapes, read_checkpoint, write_safetensors
+from .checkpoint import (
+    Checkpoint,
+    convert,
+    expected_shapes,
+    random_checkpoint,
+    read_checkpoint,
+    write_safetensors,
+)
 from .model import Context, TabPFNModel, fit_context, forward, load, predict_queries, stages
 from .predictor import (
     NO_WEIGHTS,
@@ -35,7 +42,7 @@ from .predictor import (
 __all__ = ["NO_WEIGHTS", "WHERE_WEIGHTS", "Checkpoint", "Context", "Settings", "TabPFNModel",
            "check_task", "convert", "expected_shapes", "fit_context", "forward", "load",
            "load_cached", "predict_proba", "predict_queries", "predict_regression",
-           "read_checkpoint", "stages", "write_safetensors"]
+           "random_checkpoint", "read_checkpoint", "stages", "write_safetensors"]
 
 
 @lru_cache(maxsize=4)

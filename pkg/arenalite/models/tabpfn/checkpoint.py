@@ -609,6 +609,66 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
+BIAS_STD = 0.02
+"""The spread of a random checkpoint's biases, learned tokens and inducing vectors."""
+
+
+def rope_frequencies(config: dict) -> np.ndarray:
+    """``column_aggregator.rope.freqs`` as the package sets them (never trained):
+    ``1 / base ** (arange(0, d, 2) / d)`` in float32, d the column heads' width rounded up to
+    even, base ``feat_agg_rope_base``."""
+    c = check_config(config)
+    d = 2 * ((c["embed_dim"] // c["feat_agg_num_heads"] + 1) // 2)
+    exponents = np.arange(0, d, 2, dtype=np.float32) / np.float32(d)
+    return (np.float32(1.0) / np.float32(c["feat_agg_rope_base"]) ** exponents).astype(np.float32)
+
+
+def random_borders(num_buckets: int) -> np.ndarray:
+    """A regressor's bucket borders for random weights: standard-normal quantiles at
+    ``num_buckets + 1`` levels from 0.001 to 0.999 (float32; a real checkpoint brings its
+    own)."""
+    from scipy import special
+
+    return special.ndtri(np.linspace(0.001, 0.999, num_buckets + 1)).astype(np.float32)
+
+
+def random_checkpoint(config: dict, seed: int = 0) -> Checkpoint:
+    """A TabPFN v3 checkpoint of random float32 weights, made in numpy (no torch).
+
+    Every tensor of :func:`expected_shapes`, drawn in state-dict order from
+    ``numpy.random.default_rng(seed)``: matrices normal(0, 1/√fan_in) (fan_in: the last
+    axis), LayerNorm weights 1, biases, tokens and inducing vectors normal(0,
+    :data:`BIAS_STD`), the RoPE frequencies their exact values (:func:`rope_frequencies`), a
+    regressor's borders :func:`random_borders`. Nothing is zeroed (the package zeroes its
+    output projections), so every block acts. The inference config is the package's v2.5
+    defaults for the task, as for a file without one. What it predicts is what random weights
+    predict, never TabPFN's quality.
+    """
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    c = check_config(config)
+    rng = np.random.default_rng(int(seed))
+    tensors: dict[str, np.ndarray] = {}
+    for name, shape in expected_shapes(c).items():
+        leaf = name.rsplit(".", 1)[-1]
+        if name.endswith("rope.freqs"):
+            value = rope_frequencies(c)
+        elif name == "regression_borders":
+            value = random_borders(c["num_buckets"]) if task_of(c) == "regression" \
+                else np.zeros(shape)
+        elif len(shape) >= 2 and leaf.endswith("weight"):
+            value = rng.normal(0.0, 1.0 / math.sqrt(shape[-1]), shape)
+        elif leaf.endswith("weight"):  # the 1-D weights are LayerNorms'
+            value = np.ones(shape)
+        else:
+            value = rng.normal(0.0, BIAS_STD, shape)
+        tensors[name] = np.asarray(value, dtype=np.float32)
+    task = task_of(c)
+    return Checkpoint(config=c, tensors=tensors,
+                      inference_config=copy.deepcopy(V2_5_INFERENCE_CONFIG[task]),
+                      inference_config_source="v2.5 defaults")
+
+
 def write_safetensors(checkpoint: Checkpoint, out_path: str | PathLike) -> Path:
     """Write ``checkpoint`` as safetensors: its float32 state dict (``criterion.`` entries
     included; the file orders tensors by name, reading restores state-dict order) and

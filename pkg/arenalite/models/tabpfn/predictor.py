@@ -38,9 +38,10 @@ DEFAULT_N_ESTIMATORS = 8
 DEFAULT_SOFTMAX_TEMPERATURE = 0.9
 ENCODINGS = ("ordinal_very_common_categories_shuffled", "numeric")
 WHERE_WEIGHTS = (
-    "bring a TabPFN v3 checkpoint (.ckpt, a model file of the tabpfn package, under its own "
-    "licence) and pass {'name': 'tabpfn', 'weights': PATH} (on the command line --model "
-    "tabpfn:weights=PATH); optionally convert it first with "
+    "download tabpfn-v3-classifier-v3_default.ckpt (classification) or "
+    "tabpfn-v3-regressor-v3_default.ckpt (regression) from the Hugging Face hub repo "
+    "Prior-Labs/tabpfn_3 (under its own licence) and pass {'name': 'tabpfn', 'weights': "
+    "PATH} (on the command line --model tabpfn:weights=PATH); optionally convert it first with "
     "'arenalite convert tabpfn CKPT -o OUT.safetensors'")
 NO_WEIGHTS = "model 'tabpfn' needs a TabPFN v3 checkpoint: " + WHERE_WEIGHTS
 
