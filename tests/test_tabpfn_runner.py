@@ -6,7 +6,8 @@ checkpoints only, tests/data/tabpfn).
 to end on bundled datasets (the classifier's checkpoint on binary and multiclass data, the
 regressor's on regression); missing cells go in as they are. A user's mistakes are one
 ``arenalite: error:`` line each: no weights, a missing file, a classifier on regression
-data, ``--runner webgpu`` (tabpfn runs in Python only, for now), a text column.
+data, ``--runner webgpu`` (tabpfn runs in Python only, for now), a datetime column; text
+and category columns go in as the package takes them (tests/test_tabpfn_frames.py).
 """
 
 from __future__ import annotations
@@ -84,8 +85,14 @@ def test_a_frame_with_missing_cells() -> None:
     same = models.predict(model, frame[:30].to_numpy(float), y[:30],
                           frame[30:].to_numpy(float), "binary")
     np.testing.assert_array_equal(out, same)
-    frame["c"] = ["x", "y"] * 20
-    with pytest.raises(TypeError, match="column 'c' has dtype"):
+    frame["c"] = pd.Series(["x", "y", None, "y"] * 10, dtype="str")
+    text = models.predict(model, frame[:30], y[:30], frame[30:], "binary")
+    frame["c"] = pd.Categorical(frame["c"])  # both categorical, as in the package
+    np.testing.assert_array_equal(text, models.predict(model, frame[:30], y[:30], frame[30:],
+                                                       "binary"))
+    assert np.abs(text - out).max() > 0  # the column is used
+    frame["c"] = pd.to_datetime(["2020-01-01"] * 40)
+    with pytest.raises(TypeError, match="column 'c' has dtype datetime64"):
         models.predict(model, frame[:30], y[:30], frame[30:], "binary")
 
 

@@ -16,8 +16,14 @@ both fitted on the context (training) rows only and defined in docs/models.md:
   :data:`MAX_ONE_HOT_LEVELS` of them, else one column of ordinal codes; unknown and
   missing cells are all zeros (one-hot) or −1 (codes). Standardization follows as for
   any input.
-- :func:`tabpfn_encoding`: number columns as they are, NaN kept (tabpfn preprocesses
-  them itself); other columns are refused until the package's encoding is ported.
+- :func:`tabpfn_table` (its rows: :func:`tabpfn_encoding`) is what the ``tabpfn``
+  package's ``fit`` / ``predict`` make of a DataFrame, in frame order: number, bool and
+  nullable columns as float64 with NaN kept; text and ``category`` columns as the indices
+  of their sorted context values (unseen −1, missing NaN, or −1 where the context has no
+  missing cell), with the columns declared categorical to tabpfn's modality inference
+  (every ``category`` column, text columns with two or more values) — also the package's
+  oddities (numbers spelled as text coded in string order) and its refusals
+  (mixed types, datetimes, more than :data:`TABPFN_MAX_LEVELS` text values).
 
 Which one a model takes is its registry entry's ``encoding`` (``registry.json``, one
 declaration that the WebGPU bridge's ``src/encoding.js`` reads too, reproducing both).
@@ -26,7 +32,7 @@ declaration that the WebGPU bridge's ``src/encoding.js`` reads too, reproducing 
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -186,19 +192,133 @@ def common_encoding(train: pd.DataFrame, test: pd.DataFrame) -> tuple[np.ndarray
     return np.column_stack(out_train), np.column_stack(out_test)
 
 
-def tabpfn_encoding(train: pd.DataFrame, test: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """tabpfn's table input: number columns as they are, missing cells kept as NaN (the
-    package's own preprocessing handles them). Text, category and bool columns are refused
-    by name: the package's ordinal encoding of them is not ported yet."""
+TABPFN_MAX_LEVELS = 30
+"""The most distinct values (a missing cell counted as one) a tabpfn text or string
+``category`` column may hold: the package's ``MIN_CARDINALITY_FOR_TEXT`` and
+``MAX_UNIQUE_FOR_CATEGORICAL_FEATURES`` (both 30 in its v3 checkpoints). Past it the
+package reads an undeclared text column as free text and keeps a string ``category``
+column categorical at any count; neither is ported, so such columns are refused."""
+
+TABPFN_MISSING = "__MISSING__"
+"""The package's stand-in for a missing cell of a text column it does not make
+categorical (its ``NA_PLACEHOLDER``): sorted among the values, then read as missing."""
+
+
+class TabPFNTable(NamedTuple):
+    """tabpfn's table input: the float64 rows the package's cleaning hands its model
+    pipeline, and the columns declared categorical to its modality inference."""
+
+    train: np.ndarray
+    test: np.ndarray
+    categorical_indices: list[int]
+
+
+def _object_numbers(series: pd.Series, name: str) -> np.ndarray:
+    """An object or number-valued ``category`` column's numbers as float64 (missing: NaN);
+    a cell that is no number refused by name."""
+    values = series.to_numpy(dtype=object, na_value=np.nan)
+    out = pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=np.float64)
+    bad = np.isnan(out) & ~pd.isna(values)
+    if bad.any():
+        row = int(np.argmax(bad))
+        raise TypeError(f"{name} column {series.name!r} holds {values[row]!r} in row {row} "
+                        "where the context rows hold numbers; give numbers only")
+    return _numbers(pd.Series(out, name=series.name), name)
+
+
+def _value_kind(train: pd.Series) -> tuple[str, list]:
+    """How the package's modality detection reads a text or category column's present
+    context values: ``"numbers"``, ``"spelled"`` (strings that ``pd.to_numeric`` reads as
+    numbers) or ``"text"``; and the values. Mixed strings and numbers, and True/False in
+    an object column (both refused by the package) raise ``TypeError`` by name."""
+    values = train.dropna().to_numpy(dtype=object).tolist()
+    if any(isinstance(v, (bool, np.bool_)) for v in values):
+        raise TypeError(f"column {train.name!r} holds True/False in a {train.dtype} column, "
+                        "which the tabpfn package refuses; give it dtype bool or 'boolean'")
+    if all(isinstance(v, str) for v in values):
+        spelled = bool(values) and bool(
+            pd.to_numeric(pd.Series(values), errors="coerce").notna().all())
+        return ("spelled" if spelled else "text"), values
+    if all(isinstance(v, (int, float, np.integer, np.floating)) for v in values):
+        return "numbers", [float(v) for v in values]
+    kinds = sorted({type(v).__name__ for v in values})
+    raise TypeError(f"column {train.name!r} mixes value types {kinds}; the tabpfn package's "
+                    "encoder takes a column of strings only or of numbers only")
+
+
+def _tabpfn_codes(levels: pd.Index, series: pd.Series, missing_seen: bool) -> np.ndarray:
+    """sklearn's ``OrdinalEncoder`` as the package sets it: positions in ``levels``,
+    unknown values −1, missing cells NaN where the context rows hold a missing cell
+    (``missing_seen``) and else −1 (an unseen value, as a missing one is then)."""
+    values = series.to_numpy(dtype=object, na_value=None)
+    codes = levels.get_indexer(values).astype(np.float64)
+    return np.where(series.isna().to_numpy() & missing_seen, np.nan, codes)
+
+
+def _placeholder_codes(levels: pd.Index, series: pd.Series) -> np.ndarray:
+    """Positions in ``levels`` (which holds :data:`TABPFN_MISSING` where the context rows
+    have a missing cell), unknown values −1; missing cells and cells holding that text
+    NaN, as the package's stand-in makes them."""
+    values = series.to_numpy(dtype=object, na_value=TABPFN_MISSING)
+    codes = levels.get_indexer(values).astype(np.float64)
+    return np.where(values == TABPFN_MISSING, np.nan, codes)
+
+
+def _tabpfn_column(train: pd.Series, test: pd.Series) -> tuple[np.ndarray, np.ndarray, bool]:
+    """One column as the package's cleaning hands it on, and whether it is declared
+    categorical to the modality inference (docs/models.md, "TabPFN's table input")."""
+    dtype = train.dtype
+    if _is_numeric(dtype) or pd.api.types.is_bool_dtype(dtype):
+        return _numbers(train, "X_train"), _numbers(test, "X_test"), False
+    if not _is_categorical(dtype):
+        raise TypeError(f"column {train.name!r} has dtype {dtype}, which tabpfn does not take "
+                        "(the package refuses datetimes): give numbers, text, bool or category")
+    kind, values = _value_kind(train)
+    is_category = isinstance(dtype, pd.CategoricalDtype)
+    n = int(train.astype(object).nunique(dropna=False))
+    levels = pd.Index(sorted(set(values)), dtype=object)
+    if kind == "numbers" and (not is_category or n > TABPFN_MAX_LEVELS):
+        return (_object_numbers(train, "X_train"), _object_numbers(test, "X_test"),
+                is_category)
+    if kind != "numbers" and n > TABPFN_MAX_LEVELS:
+        raise ValueError(f"column {train.name!r} has {n} distinct values (a missing cell "
+                         f"counted); tabpfn takes at most {TABPFN_MAX_LEVELS} in a text or "
+                         "category column (the package's handling of free text is not "
+                         "ported): group rare values, or give numbers")
+    if kind == "spelled" and not is_category:
+        if train.isna().any():
+            levels = pd.Index(sorted({*values, TABPFN_MISSING}), dtype=object)
+        return _placeholder_codes(levels, train), _placeholder_codes(levels, test), False
+    seen = bool(train.isna().any())
+    return (_tabpfn_codes(levels, train, seen), _tabpfn_codes(levels, test, seen),
+            is_category or n > 1)
+
+
+def _constant_kept(train: np.ndarray, test: np.ndarray, declared: bool) -> np.ndarray:
+    """The test column; all the context's value where the context holds one value (missing
+    counted as one) and the column is not declared categorical: the package's constant
+    column, which its ``clean_data_transform`` restores so new values carry nothing."""
+    missing = np.isnan(train)
+    constant = missing.all() or (not missing.any() and (train == train[0]).all())
+    return np.full_like(test, train[0]) if constant and not declared else test
+
+
+def tabpfn_table(train: pd.DataFrame, test: pd.DataFrame) -> TabPFNTable:
+    """The tabpfn package's cleaning of a DataFrame pair, column by column in frame order
+    (module docstring; docs/models.md, "TabPFN's table input")."""
     check_frames(train, test)
     _check_kinds(train, test)
-    other = [c for c in train.columns if not _is_numeric(train[c].dtype)]
-    if other:
-        raise TypeError(f"tabpfn takes number columns only so far; column {other[0]!r} has "
-                        f"dtype {train[other[0]].dtype} (the tabpfn package's encoding of text, "
-                        "category and bool columns is not ported yet): give codes as numbers")
-    return (np.column_stack([_numbers(train[c], "X_train") for c in train.columns]),
-            np.column_stack([_numbers(test[c], "X_test") for c in test.columns]))
+    columns = [_tabpfn_column(train[c], test[c]) for c in train.columns]
+    return TabPFNTable(np.column_stack([a for a, _, _ in columns]),
+                       np.column_stack([_constant_kept(a, b, declared)
+                                        for a, b, declared in columns]),
+                       [j for j, (_, _, declared) in enumerate(columns) if declared])
+
+
+def tabpfn_encoding(train: pd.DataFrame, test: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """tabpfn's rows of a DataFrame pair (:func:`tabpfn_table` without the indices)."""
+    table = tabpfn_table(train, test)
+    return table.train, table.test
 
 
 ENCODINGS = {"tabicl": tabicl_encoding, "common": common_encoding, "tabpfn": tabpfn_encoding}
@@ -211,6 +331,10 @@ def model_encoding(model_name: str) -> str:
     return registry.entry(model_name)["encoding"]
 
 
+TABLES = {"tabpfn": tabpfn_table}
+"""The encodings that also declare categorical columns to the model, by name."""
+
+
 def encode(model_name: str, train: Any, test: Any) -> tuple[Any, Any]:
     """The model's encoding of DataFrames; arrays pass through unchanged."""
     if not (is_frame(train) or is_frame(test)):
@@ -218,5 +342,15 @@ def encode(model_name: str, train: Any, test: Any) -> tuple[Any, Any]:
     return ENCODINGS[model_encoding(model_name)](train, test)
 
 
-__all__ = ["ENCODINGS", "MAX_ONE_HOT_LEVELS", "check_frames", "column_role", "common_encoding",
-           "encode", "is_frame", "model_encoding", "tabicl_encoding"]
+def encode_table(model_name: str, train: Any, test: Any) -> tuple[Any, Any, list[int] | None]:
+    """:func:`encode`, and the categorical column indices the model is given: a list for
+    DataFrames under an encoding in :data:`TABLES` (tabpfn's), else None."""
+    name = model_encoding(model_name)
+    if name not in TABLES or not (is_frame(train) or is_frame(test)):
+        return (*encode(model_name, train, test), None)
+    return tuple(TABLES[name](train, test))
+
+
+__all__ = ["ENCODINGS", "MAX_ONE_HOT_LEVELS", "TABLES", "TABPFN_MAX_LEVELS", "TabPFNTable",
+           "check_frames", "column_role", "common_encoding", "encode", "encode_table",
+           "is_frame", "model_encoding", "tabicl_encoding", "tabpfn_encoding", "tabpfn_table"]

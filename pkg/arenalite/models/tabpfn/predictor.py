@@ -121,8 +121,12 @@ class CleanRows:
     transforms: list[dict]
 
 
-def clean_rows(model: TabPFNModel, x_train: np.ndarray, x_test: np.ndarray) -> CleanRows:
-    """Refuse what is not ported, infer the modalities, clean both row sets."""
+def clean_rows(model: TabPFNModel, x_train: np.ndarray, x_test: np.ndarray,
+               categorical_indices: list[int] | None = None) -> CleanRows:
+    """Refuse what is not ported, infer the modalities, clean both row sets.
+
+    ``categorical_indices``: the columns declared categorical to the modality inference,
+    as the package declares a DataFrame's (``encoding.tabpfn_table``); None for arrays."""
     cfg = model.inference_config
     x_train = np.asarray(x_train, dtype=np.float64)
     x_test = np.asarray(x_test, dtype=np.float64)
@@ -130,7 +134,8 @@ def clean_rows(model: TabPFNModel, x_train: np.ndarray, x_test: np.ndarray) -> C
     _refuse_infinite(x_test, "X_test")
     transforms = _refuse_unported(cfg, x_train.shape[1])
     modality = preprocessing.modalities(
-        x_train, None, min_samples=cfg["MIN_NUMBER_SAMPLES_FOR_CATEGORICAL_INFERENCE"],
+        x_train, categorical_indices,
+        min_samples=cfg["MIN_NUMBER_SAMPLES_FOR_CATEGORICAL_INFERENCE"],
         max_unique_for_category=cfg["MAX_UNIQUE_FOR_CATEGORICAL_FEATURES"],
         min_unique_for_numerical=cfg["MIN_UNIQUE_FOR_NUMERICAL_FEATURES"])
     clean_fit, train = preprocessing.fit_clean(x_train, modality)
@@ -159,9 +164,10 @@ def member_input(model: TabPFNModel, rows: CleanRows, members: ensemble.Members,
 
 def member_logits(model: TabPFNModel, x_train: np.ndarray, y_train: np.ndarray,
                   x_test: np.ndarray, n_classes: int, settings: Settings,
-                  progress: Callable[[int, int], None] | None = None) -> np.ndarray:
+                  progress: Callable[[int, int], None] | None = None,
+                  categorical_indices: list[int] | None = None) -> np.ndarray:
     """Every member's logits for ``x_test`` (members × M × C), class permutations undone."""
-    rows = clean_rows(model, x_train, x_test)
+    rows = clean_rows(model, x_train, x_test, categorical_indices)
     m = n_members(settings.n_estimators, model.inference_config)
     members = ensemble.draw_members(m, len(rows.transforms), settings.random_state,
                                     n_classes=n_classes,
@@ -180,12 +186,13 @@ def member_logits(model: TabPFNModel, x_train: np.ndarray, y_train: np.ndarray,
 
 def regression_members(model: TabPFNModel, x_train: np.ndarray, y_train: np.ndarray,
                        x_test: np.ndarray, settings: Settings,
-                       progress: Callable[[int, int], None] | None = None
+                       progress: Callable[[int, int], None] | None = None,
+                       categorical_indices: list[int] | None = None
                        ) -> tuple[list[np.ndarray], list[regression.TargetFit]]:
     """Every member's bar-distribution logits for ``x_test`` (each M × buckets) and its
     target fit (z-scoring and its ``REGRESSION_Y_PREPROCESS_TRANSFORMS`` entry)."""
     cfg = model.inference_config
-    rows = clean_rows(model, x_train, x_test)
+    rows = clean_rows(model, x_train, x_test, categorical_indices)
     targets = list(cfg["REGRESSION_Y_PREPROCESS_TRANSFORMS"])
     m = n_members(settings.n_estimators, cfg)
     members = ensemble.draw_members(m, len(rows.transforms), settings.random_state,
@@ -205,7 +212,8 @@ def regression_members(model: TabPFNModel, x_train: np.ndarray, y_train: np.ndar
 def predict_regression(model: TabPFNModel, x_train: np.ndarray, y_train: np.ndarray,
                        x_test: np.ndarray, settings: Settings = Settings(),
                        output_type: str = "mean", quantiles: list[float] | None = None,
-                       progress: Callable[[int, int], None] | None = None
+                       progress: Callable[[int, int], None] | None = None,
+                       categorical_indices: list[int] | None = None
                        ) -> np.ndarray | list[np.ndarray] | dict:
     """``TabPFNRegressor.predict(X_test, output_type, quantiles)`` in y's units (M,).
 
@@ -225,7 +233,8 @@ def predict_regression(model: TabPFNModel, x_train: np.ndarray, y_train: np.ndar
         qs = [const.copy() for _ in levels]
         outputs = {"mean": const, "median": const.copy(), "mode": const.copy(), "quantiles": qs}
         return outputs if output_type == "main" else outputs[output_type]
-    logits, fits = regression_members(model, x_train, y, x_test, settings, progress)
+    logits, fits = regression_members(model, x_train, y, x_test, settings, progress,
+                                      categorical_indices)
     return regression.predict_from_logits(
         logits, fits, model.borders, temperature_of(model, settings), output_type, quantiles,
         bool(model.inference_config.get("FIX_NAN_BORDERS_AFTER_TARGET_TRANSFORM", True)))
@@ -254,8 +263,10 @@ def temperature_of(model: TabPFNModel, settings: Settings) -> float:
 
 def predict_proba(model: TabPFNModel, x_train: np.ndarray, y_train: np.ndarray,
                   x_test: np.ndarray, n_classes: int, settings: Settings = Settings(),
-                  progress: Callable[[int, int], None] | None = None) -> np.ndarray:
-    """Class probabilities (M × ``n_classes``) for labels ``y_train`` in 0 … C−1."""
+                  progress: Callable[[int, int], None] | None = None,
+                  categorical_indices: list[int] | None = None) -> np.ndarray:
+    """Class probabilities (M × ``n_classes``) for labels ``y_train`` in 0 … C−1;
+    ``categorical_indices`` as :func:`clean_rows` takes them."""
     y = np.asarray(y_train)
     limit = min(model.n_out, int(model.inference_config.get("MAX_NUMBER_OF_CLASSES",
                                                             model.n_out)))
@@ -263,7 +274,8 @@ def predict_proba(model: TabPFNModel, x_train: np.ndarray, y_train: np.ndarray,
         raise ValueError(f"TabPFN takes at most {limit} classes (the checkpoint's "
                          f"max_num_classes and MAX_NUMBER_OF_CLASSES); the target has "
                          f"{n_classes}")
-    raw = member_logits(model, x_train, y, x_test, n_classes, settings, progress)
+    raw = member_logits(model, x_train, y, x_test, n_classes, settings, progress,
+                        categorical_indices)
     counts = np.bincount(y.astype(np.int64), minlength=n_classes).astype(np.float64) \
         if settings.balance_probabilities else None
     return probabilities(raw, temperature_of(model, settings),
