@@ -110,7 +110,7 @@ def test_encode_reads_the_models_encoding_from_the_manifest(
     entries = json.loads(registry.PATH.read_text())["models"]
     assert {e["name"]: e["encoding"] for e in entries} == {
         "knn": "common", "attention": "common", "icl_transformer": "common",
-        "tabular_fm": "common", "tabicl": "tabicl"}
+        "tabular_fm": "common", "tabicl": "tabicl", "tabpfn": "tabpfn"}
     frame = pd.DataFrame({"n": [1.0, np.nan, 3.0], "c": pd.Categorical(["a", "b", None])})
     common, _ = encoding.encode("knn", frame, frame)
     assert common.shape == (3, 3)  # n, then c one-hot
@@ -118,7 +118,8 @@ def test_encode_reads_the_models_encoding_from_the_manifest(
                                                    "encoding": "tabicl"})
     codes, _ = encoding.encode("knn", frame, frame)
     np.testing.assert_array_equal(codes, [[0, 1], [1, 2], [-1, 3]])  # c's codes first
-    with pytest.raises(ValueError, match=r"encoding must be one of \['tabicl', 'common'\]"):
+    with pytest.raises(ValueError,
+                       match=r"encoding must be one of \['tabicl', 'common', 'tabpfn'\]"):
         registry._check_entry({**registry.REGISTRY["knn"], "encoding": "onehot"}, 0)
     with pytest.raises(ValueError, match=r"lacks \['encoding'\]"):
         registry._check_entry({k: v for k, v in registry.REGISTRY["knn"].items()
