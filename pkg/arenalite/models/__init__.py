@@ -9,7 +9,8 @@ docs/models.md are binding: the WebGPU bridge reproduces these outputs within 1e
 from __future__ import annotations
 
 import time
-from functools import lru_cache, partial
+from dataclasses import replace
+from functools import lru_cache
 from os import PathLike
 from pathlib import Path
 from typing import Any
@@ -103,11 +104,10 @@ GAUSSIAN_SIGMA_LEVELS = (0.15865525393145707, 0.8413447460685429)
 """Φ(−1) and Φ(1): half the distance between these quantiles is a Gaussian's σ."""
 
 
-def _tabpfn(model: dict[str, Any], prep: Prepared, clock,
-            categorical_indices: list[int] | None = None) -> tuple[np.ndarray, dict]:
+def _tabpfn(model: dict[str, Any], prep: Prepared, clock) -> tuple[np.ndarray, dict]:
     """TabPFN v3 from the user's checkpoint: the package's own preprocessing, ensemble and
-    aggregation on the raw (validated, NaN-keeping) features (docs/models.md, "TabPFN v3");
-    ``categorical_indices``: a DataFrame's declared categorical columns (encoding.encode_table).
+    aggregation on the raw (validated, NaN-keeping) features and a DataFrame's declared
+    categorical columns (``prep.categorical_indices``; docs/models.md, "`tabpfn`").
     Regression: the mean and, as spread, half the distance between the bar distribution's
     Φ(−1) and Φ(1) quantiles. One ``layers`` entry: the whole ensemble."""
     net = tabpfn.load_cached(model["weights"])
@@ -118,13 +118,13 @@ def _tabpfn(model: dict[str, Any], prep: Prepared, clock,
     if prep.task == "regression":
         out = tabpfn.predict_regression(net, prep.raw_train, prep.y_train, prep.raw_test,
                                         settings, "main", list(GAUSSIAN_SIGMA_LEVELS),
-                                        categorical_indices=categorical_indices)
+                                        categorical_indices=prep.categorical_indices)
         low, high = out["quantiles"]
         output = np.column_stack([out["mean"], (high - low) / 2])
     else:
         output = tabpfn.predict_proba(net, prep.raw_train, prep.y_train, prep.raw_test,
                                       prep.n_classes, settings,
-                                      categorical_indices=categorical_indices)
+                                      categorical_indices=prep.categorical_indices)
     return output, {"embed": 0.0, "layers": [(clock() - t0) * 1e3], "head": 0.0}
 
 
@@ -186,15 +186,13 @@ def _predict_full(model, X_train, y_train, X_test, task, n_classes):
     t0 = clock()
     X_train, y_train = _context(model, X_train, y_train)
     X_train, X_test, categorical = encoding.encode_table(model["name"], X_train, X_test)
-    prep = prepare(X_train, y_train, X_test, task, n_classes,
-                   allow_nan=model["name"] in MISSING_CELL_MODELS)
+    prep = replace(prepare(X_train, y_train, X_test, task, n_classes,
+                           allow_nan=model["name"] in MISSING_CELL_MODELS),
+                   categorical_indices=categorical)
     registry.check_task(model["name"], task)
     prep_ms = (clock() - t0) * 1e3
     registry.check_limits(model["name"], _sizes(prep))
-    reference = REFERENCES[model["name"]]
-    if categorical is not None:  # tabpfn on DataFrames: its declared categorical columns
-        reference = partial(reference, categorical_indices=categorical)
-    output, timings = reference(model, prep, clock)
+    output, timings = REFERENCES[model["name"]](model, prep, clock)
     timings["embed"] += prep_ms
     timings["total"] = timings["embed"] + sum(timings["layers"]) + timings["head"]
     return output, timings

@@ -27,6 +27,7 @@ class Prepared:
     n_classes: int | None  # C for classification, None for regression
     raw_train: np.ndarray | None = None  # n × F, float64, validated but not standardized
     raw_test: np.ndarray | None = None  # m × F, float64 (models with their own preprocessing)
+    categorical_indices: list[int] | None = None  # a DataFrame's declared categoricals (tabpfn)
 
 
 def standardize(x_train: np.ndarray, x_test: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
