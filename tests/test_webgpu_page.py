@@ -142,6 +142,9 @@ def test_page_runs_models_and_downloads_the_runner_table(site: Path, served: str
                    for dd_hidden, dt_hidden, text in fields), fields
         form = page.eval_on_selector_all("#model-list input", """inputs => inputs.map(i =>
             [i.id, i.type, i.getAttribute("min"), i.getAttribute("max"), i.value])""")
+        disabled = page.eval_on_selector_all("#model-list input:disabled",
+                                             "is => is.map(i => i.id)")
+        elsewhere = page.inner_text("#elsewhere-tabpfn")
         for name in datasets.names():
             page.set_checked(f"#ds-{name}", name in RUN)
         for name in models.WEBGPU_MODELS:  # tabular_fm has its own, smaller run below
@@ -164,7 +167,12 @@ def test_page_runs_models_and_downloads_the_runner_table(site: Path, served: str
         blocked = list(browser.blocked)
     assert errors == [] and blocked == [], (errors, blocked)
     # the model list and its inputs come from the registry
-    assert [f[0] for f in form if f[1] == "checkbox"] == [f"use-{m}" for m in models.WEBGPU_MODELS]
+    python_only = [m for m in models.MODELS if m not in models.WEBGPU_MODELS]
+    assert python_only == ["tabpfn"]
+    assert [f[0] for f in form if f[1] == "checkbox"] == [
+        f"use-{m}" for m in [*models.WEBGPU_MODELS, *python_only]]
+    assert disabled == ["use-tabpfn"]  # listed, with where it runs, not selectable
+    assert "Not on WebGPU yet: tabpfn runs in the python runner" in elsewhere
     assert ["knn-k", "number", "1", "64", "5"] in form
     assert ["attention-temperature", "number", "0", None, ""] in form
     assert progress == [[N_SPLITS, N_SPLITS]] * (len(RUN) * len(MODELS))

@@ -1,6 +1,6 @@
 // The WebGPU timing page: finds the adapter, lists the bundled datasets, runs the chosen
 // models on the first N persisted splits of each, and shows / downloads the results table.
-import { Bridge, REGISTRY, RESULT_COLUMNS, checkModel, loadTabiclWeights, modelLabel, runSplits } from "../webgpu_bridge/src/index.js";
+import { Bridge, ELSEWHERE, REGISTRY, RESULT_COLUMNS, checkModel, loadTabiclWeights, modelLabel, runSplits } from "../webgpu_bridge/src/index.js";
 import { rowsPerSecondChart, stageChart } from "./chart.js";
 import { modelFromInputs, paramInput } from "./model_form.js";
 import { csvText, firstSplits, formatNumber, repeatsFor, summarize } from "./summary.js";
@@ -216,6 +216,17 @@ function listModels() {
     if (params.childElementCount) div.append(params);
     return div;
   });
+  // the registry's models without a WebGPU port yet: listed, not selectable, with where they run
+  for (const [name, entry] of Object.entries(ELSEWHERE)) {
+    const div = cell("div", "", { class: "model elsewhere", id: `elsewhere-${name}` });
+    const box = Object.assign(document.createElement("input"),
+      { type: "checkbox", id: `use-${name}`, disabled: true });
+    const label = cell("label", ` — ${entry.summary}`, { for: box.id });
+    label.prepend(cell("code", name));
+    div.append(box, label, cell("p", `Not on WebGPU yet: ${name} runs in the ${entry.runners.join(", ")} ` +
+      `runner (arenalite run --model ${name} ... --runner ${entry.runners[0]}).`, { class: "help" }));
+    rows.push(div);
+  }
   $("model-list").replaceChildren(...rows);
 }
 

@@ -2,7 +2,7 @@
 // runner on persisted splits. Plain ES modules: page, Web Worker and Node (`webgpu`).
 export { Bridge, IMPLEMENTATIONS } from "./bridge.js";
 export { KNN_MAX_K } from "./distance_models.js";
-export { COMMON_KEYS, MODELS, REGISTRY, checkLimits, checkModel, checkTask, modelEntry, modelLabel } from "./models.js";
+export { COMMON_KEYS, ELSEWHERE, MODELS, REGISTRY, checkLimits, checkModel, checkTask, modelEntry, modelLabel } from "./models.js";
 export { runSplits, datasetMatrix } from "./runner.js";
 export { parseSplits } from "./splits.js";
 export { RESULT_COLUMNS, resultRow } from "./results.js";

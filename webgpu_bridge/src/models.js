@@ -9,9 +9,9 @@ import registry from "./registry.json" with { type: "json" };
 /** The registry file's entries the bridge runs (`runners` holds "webgpu", or is absent), in its order. */
 export const REGISTRY = registry.models.filter((e) => (e.runners ?? ["webgpu"]).includes("webgpu"));
 export const MODELS = REGISTRY.map((e) => e.name);
-/** Registry models that run elsewhere only (the Python runner), by name → their runners. */
-const ELSEWHERE = Object.fromEntries(registry.models.filter((e) => !REGISTRY.includes(e))
-  .map((e) => [e.name, e.runners]));
+/** Registry entries that run elsewhere only (the Python runner: their `runners`), by name. */
+export const ELSEWHERE = Object.fromEntries(registry.models.filter((e) => !REGISTRY.includes(e))
+  .map((e) => [e.name, e]));
 /** Keys a model object may carry besides its parameters (batchRows: the bridge's query batch). */
 export const COMMON_KEYS = ["name", "label", "batchRows"];
 const LIMITS = { features: "features", classes: "classes", context_rows: "context rows" };
@@ -24,7 +24,7 @@ export function modelEntry(name) {
   const found = REGISTRY.find((e) => e.name === name);
   if (!found && Object.hasOwn(ELSEWHERE, name)) {
     throw new RangeError(`model '${name}' has no webgpu implementation yet; it runs in ` +
-      `${describe(ELSEWHERE[name])} (arenalite run --runner ${ELSEWHERE[name][0]})`);
+      `${describe(ELSEWHERE[name].runners)} (arenalite run --runner ${ELSEWHERE[name].runners[0]})`);
   }
   if (!found) {
     const shown = typeof name === "string" ? `'${name}'` : JSON.stringify(name ?? null);
