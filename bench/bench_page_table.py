@@ -88,6 +88,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--knn-rows", type=int, default=100_000)
+    parser.add_argument("--timeout-min", type=float, default=15.0,
+                        help="the longest wait for one page step (SwiftShader's knn on 100,000 "
+                             "rows takes about half an hour)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="arenalite-bench-page-") as tmp:
         tmp = Path(tmp)
@@ -106,7 +109,7 @@ def main() -> None:
                 playwright_session() as p, chromium(p, url, webgpu=True,
                                                     extra_args=(EAGER_MEMORY,)) as browser:
             page = browser.context.new_page()
-            page.set_default_timeout(900_000)
+            page.set_default_timeout(args.timeout_min * 60_000)
             page.goto(url + "/webgpu/index.html")
             page.wait_for_selector("body[data-state=ready]")
             assert page.evaluate("crossOriginIsolated"), "the page is not cross-origin isolated"
@@ -139,8 +142,8 @@ def run_knn(page, rows: int, heap: HeapSampler) -> None:
     page.fill("#table-rows", str(rows))
     page.dispatch_event("#table-rows", "change")
     page.wait_for_function("document.getElementById('own-table').dataset.splitMs")
-    for box in page.eval_on_selector_all("#dataset-rows input, #model-list input[type=checkbox]",
-                                         "bs => bs.map(b => b.id)"):
+    boxes = "#dataset-rows input, #model-list input[type=checkbox]:enabled"
+    for box in page.eval_on_selector_all(boxes, "bs => bs.map(b => b.id)"):
         page.set_checked(f"#{box}", box in ("ds-own", "use-knn"))
     page.fill("#n-splits", "1")
     begun = time.perf_counter()

@@ -181,7 +181,7 @@ def test_page_run_on_a_picked_table_equals_the_python_runner(browser, served: st
     pick(page, path)
     assert choose(page, target="y", leakage=["id"]) == "described"
     page.set_checked("#ds-own", True)
-    for box in page.eval_on_selector_all("#model-list input[type=checkbox]",
+    for box in page.eval_on_selector_all("#model-list input[type=checkbox]:enabled",
                                          "bs => bs.map(b => b.id)"):
         page.set_checked(f"#{box}", box in ("use-knn", "use-tabicl"))
     page.set_input_files("#tabicl-weights", str(CHECKPOINTS[task]))
