@@ -53,7 +53,27 @@ def test_registry_entry() -> None:
     entry = registry.entry("tabpfn")
     assert entry["runners"] == ["python"] and entry["encoding"] == "tabpfn"
     assert registry.defaults("tabpfn") == {"weights": None, "n_estimators": None,
-                                           "softmax_temperature": None, "random_state": 0}
+                                           "softmax_temperature": None, "random_state": 0,
+                                           "average_before_softmax": False,
+                                           "balance_probabilities": False}
+    with pytest.raises(ValueError, match="'average_before_softmax' must be true or false, "
+                                         "got 1"):
+        models.check_model({"name": "tabpfn", "average_before_softmax": 1})
+    assert cli.parse_model("tabpfn:average_before_softmax=true")["average_before_softmax"] \
+        is True
+
+
+def test_every_package_option_through_the_registry() -> None:
+    """The fixture case with temperature, average_before_softmax and balance_probabilities."""
+    o = json.loads((DATA / "wrapper.json").read_text())["cases"]["options"]
+    d = np.load(DATA / "wrapper_options.npz")
+    out = models.predict({"name": "tabpfn", "weights": CLASSIFIER, **o["options"]},
+                         d["X_train"], d["y_train"], d["X_test"], "multiclass", o["n_classes"])
+    assert np.abs(out - d["proba"]).max() <= 1e-4
+    model = {"name": "tabpfn", "weights": REGRESSOR, "balance_probabilities": True}
+    x = np.random.default_rng(0).standard_normal((20, 3))
+    with pytest.raises(ValueError, match="classifier settings"):
+        models.predict(model, x[:15], x[:15, 0], x[15:], "regression")
 
 
 def test_predict_equals_the_package_wrappers() -> None:

@@ -54,6 +54,12 @@ function checkValue(name, key, spec, value) {
     }
     return;
   }
+  if (spec.type === "boolean") {
+    if (typeof value !== "boolean") {
+      throw new RangeError(`${name} parameter '${key}' must be true or false, got ${JSON.stringify(value)}`);
+    }
+    return;
+  }
   const ok = (spec.type === "integer" ? Number.isInteger(value) : Number.isFinite(value)) &&
     !(value < (spec.min ?? -Infinity)) && !(value > (spec.max ?? Infinity)) &&
     value > (spec.exclusive_min ?? -Infinity);

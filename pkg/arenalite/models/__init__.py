@@ -113,7 +113,8 @@ def _tabpfn(model: dict[str, Any], prep: Prepared, clock) -> tuple[np.ndarray, d
     net = tabpfn.load_cached(model["weights"])
     tabpfn.check_task(net, prep.task, f"checkpoint {str(model['weights'])!r}")
     settings = tabpfn.Settings(**{k: model[k] for k in (
-        "n_estimators", "softmax_temperature", "random_state")})
+        "n_estimators", "softmax_temperature", "random_state", "average_before_softmax",
+        "balance_probabilities")})
     t0 = clock()
     if prep.task == "regression":
         out = tabpfn.predict_regression(net, prep.raw_train, prep.y_train, prep.raw_test,

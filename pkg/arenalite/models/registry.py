@@ -1,9 +1,10 @@
 """The model registry: ``registry.json`` declares every in-context model once.
 
 Each entry has a ``name``, a one-line ``summary``, the ``tasks`` it supports, its
-``params`` (``type`` integer | number | weights, ``default``, ``nullable``, bounds ``min``,
-``max``, ``exclusive_min``, the bridge-only ``max_webgpu``, a weights param's default
-``file``, ``help``) and its ``limits`` on the data (``features``, ``classes``,
+``params`` (``type`` integer | number | boolean | weights, ``default``, ``nullable``,
+bounds ``min``, ``max``, ``exclusive_min``, the bridge-only ``max_webgpu``, a weights
+param's default ``file``, ``help``; the page's form has no boolean input yet: no WebGPU
+model takes one) and its ``limits`` on the data (``features``, ``classes``,
 ``context_rows``: an integer, or ``{"weights": KEY}`` for a key of the weights' config),
 its ``encoding`` of a table's typed columns (``tabicl``, ``common`` or ``tabpfn``: the functions of
 :mod:`arenalite.models.encoding`, which ``encode`` and the bridge's ``encoding.js`` pick by
@@ -28,7 +29,7 @@ import numpy as np
 PATH = Path(__file__).parent / "registry.json"
 COMMON_KEYS = ("name", "label")
 """Keys every model dict may carry besides its parameters (not passed to the model)."""
-PARAM_TYPES = ("integer", "number", "weights")
+PARAM_TYPES = ("integer", "number", "boolean", "weights")
 LIMITS = {"features": "features", "classes": "classes", "context_rows": "context rows"}
 TASKS = ("binary", "multiclass", "regression")
 RUNNERS = ("python", "webgpu")
@@ -110,6 +111,10 @@ def _check_value(name: str, key: str, spec: dict, value: Any) -> None:
         if not isinstance(value, str | PathLike | Weights):
             raise TypeError(f"{name} parameter '{key}' must be a path, a Weights object or "
                             f"null, got {type(value).__name__}")
+        return
+    if spec["type"] == "boolean":
+        if not isinstance(value, bool | np.bool_):
+            raise ValueError(f"{name} parameter '{key}' must be true or false, got {value!r}")
         return
     integer = spec["type"] == "integer"
     ok = (not isinstance(value, bool) and isinstance(value, int | np.integer)) if integer else (
