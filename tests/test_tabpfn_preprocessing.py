@@ -189,7 +189,7 @@ def test_refusals():
     with pytest.raises(ValueError, match="constant"):
         P.kept_features(x)
     with pytest.raises(ValueError, match="not ported"):
-        P.fit_reshape(x, np.zeros(2, dtype=bool), "safepower", False)
+        P.fit_reshape(x, np.zeros(2, dtype=bool), "quantile_uni_extrapolate", False)
     with pytest.raises(ValueError, match="not ported"):
         P.fit_encode(x, np.array([0]), "onehot", 0)
 

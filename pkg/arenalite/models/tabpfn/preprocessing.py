@@ -18,8 +18,11 @@ pipeline order. Ported so far:
    ``RemoveConstantFeaturesStep`` (:func:`kept_features`) and
    ``ReshapeFeatureDistributionsStep`` (:func:`fit_reshape` / :func:`reshape`, with or
    without the originals appended) for the transforms ``squashing_scaler_default``
-   (:func:`fit_squashing` / :func:`squash`), ``quantile_uni_coarse`` (:func:`fit_quantiles` /
-   :func:`quantile_transform`) and ``none``, then ``EncodeCategoricalFeaturesStep``
+   (:func:`fit_squashing` / :func:`squash`), ``quantile_uni`` / ``quantile_norm`` and their
+   ``_coarse`` / ``_fine`` variants (:func:`fit_quantiles` / :func:`quantile_transform`),
+   ``safepower`` / ``power`` (:func:`fit_power` / :func:`power_transform`), ``robust``
+   (:func:`fit_robust` / :func:`robust_transform`) and ``none``, then
+   ``EncodeCategoricalFeaturesStep``
    (:func:`fit_encode` / :func:`encode`) for ``ordinal_very_common_categories_shuffled``
    and ``numeric``, then ``AddSVDFeaturesStep`` (:func:`fit_svd` / :func:`svd_features`):
    the safe ``StandardScaler(with_mean=False)`` and sklearn's ARPACK ``TruncatedSVD``
@@ -32,7 +35,8 @@ pipeline order. Ported so far:
    classifiers (:func:`model_input`, float32 like the package's).
 
 Steps 1–3 run in float64, the package's preprocessing dtype. Not yet ported: the other
-quantile presets and the power transforms, the other categorical encodings (``onehot``,
+reshape presets (``quantile_uni_extrapolate``, ``squashing_scaler_max10``, Box-Cox, KDI,
+``adaptive``), the quantile presets past 100,000 rows, the other categorical encodings (``onehot``,
 plain ``ordinal``), polynomial features, feature and row subsampling, and the model input
 with ±inf cells (``PASSTHROUGH_INF``).
 """
@@ -45,8 +49,10 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.sparse.linalg import svds
+from scipy.special import ndtri
 
 from ..tabicl.preprocessing import impute, impute_means, standard_scaler_stats
+from .yeo_johnson import yeo_johnson, yeo_johnson_lambda
 
 NUMERICAL, CATEGORICAL, CONSTANT = 0, 1, 2
 """Modality codes (the package's ``FeatureModality``)."""
@@ -57,8 +63,18 @@ SQUASH_MAX_ABS = 3.0
 """``SquashingScaler``'s default ``max_absolute_value``."""
 SQUASH_QUANTILES = (25.0, 75.0)
 APPEND_TO_ORIGINAL_THRESHOLD = 500
-RESHAPE_TRANSFORMS = ("squashing_scaler_default", "quantile_uni_coarse", "none")
+QUANTILE_DIVISORS = {"quantile_uni": 5, "quantile_norm": 5, "quantile_uni_coarse": 10,
+                     "quantile_norm_coarse": 10, "quantile_uni_fine": 1,
+                     "quantile_norm_fine": 1}
+"""The quantile presets: n // divisor quantiles (at least 2; ``_fine``: n)."""
+POWER_TRANSFORMS = ("safepower", "power")
+RESHAPE_TRANSFORMS = ("squashing_scaler_default", *QUANTILE_DIVISORS, *POWER_TRANSFORMS,
+                      "robust", "none")
 """The reshape transforms ported so far."""
+QUANTILE_SUBSAMPLE = 100_000
+"""sklearn's ``QuantileTransformer`` fits on a random subsample past this many rows."""
+BOUNDS_THRESHOLD = 1e-7
+"""sklearn's ``QuantileTransformer`` bound margin for the normal output."""
 
 
 def count_distinct(x: np.ndarray) -> np.ndarray:
@@ -220,34 +236,152 @@ def squash(fit: SquashFit, x: np.ndarray) -> np.ndarray:
     return np.where(sign == -1, -b, z)
 
 
-def quantile_count(n_samples: int) -> int:
-    """``quantile_uni_coarse``'s quantile count: max(n // 10, 2), at most n (and 20,000)."""
-    return max(1, min(max(n_samples // 10, 2), n_samples, 20_000))
+def quantile_count(n_samples: int, transform_name: str = "quantile_uni_coarse") -> int:
+    """A quantile preset's quantile count (``AdaptiveQuantileTransformer``): the preset's
+    max(n // 5, 2) (``quantile_uni`` / ``_norm``), max(n // 10, 2) (``_coarse``) or n
+    (``_fine``), at most n and 20,000, at least 1."""
+    divisor = QUANTILE_DIVISORS[transform_name]
+    user = n_samples if divisor == 1 else max(n_samples // divisor, 2)
+    return max(1, min(user, n_samples, int(QUANTILE_SUBSAMPLE * 0.2)))
 
 
-def fit_quantiles(x: np.ndarray) -> np.ndarray:
-    """sklearn ``QuantileTransformer(output_distribution="uniform")`` as the package's
-    ``AdaptiveQuantileTransformer`` fits it for ``quantile_uni_coarse`` (no subsampling below
-    100,000 rows): ``np.nanpercentile`` at ``linspace(0, 1, Q)·100`` per column (Q × F)."""
-    refs = np.linspace(0, 1, quantile_count(len(x)), endpoint=True)
+def fit_quantiles(x: np.ndarray, transform_name: str = "quantile_uni_coarse") -> np.ndarray:
+    """sklearn ``QuantileTransformer`` as the package's ``AdaptiveQuantileTransformer`` fits
+    it for a quantile preset: ``np.nanpercentile`` at ``linspace(0, 1, Q)·100`` per column
+    (Q × F). Past 100,000 rows sklearn fits on a random subsample, not ported (refused)."""
+    if len(x) > QUANTILE_SUBSAMPLE:
+        raise ValueError(f"{len(x)} training rows: past {QUANTILE_SUBSAMPLE} sklearn's "
+                         "QuantileTransformer subsamples them, not ported yet")
+    refs = np.linspace(0, 1, quantile_count(len(x), transform_name), endpoint=True)
     return np.nanpercentile(x, refs * 100, axis=0)
 
 
-def quantile_transform(quantiles: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """The uniform quantile transform: per column the mean of the forward and the mirrored
-    ``np.interp`` onto the references, values equal to the first (last) quantile → 0 (1),
-    NaN kept."""
+def quantile_transform(quantiles: np.ndarray, x: np.ndarray, normal: bool = False) -> np.ndarray:
+    """The quantile transform: per column the mean of the forward and the mirrored
+    ``np.interp`` onto the references; NaN kept. Uniform output: values equal to the first
+    (last) quantile → 0 (1). Normal output (``normal``): values within 1e-7 below the first
+    quantile → 0, above the last → 1 (the first wins), then ``ndtri``, clipped to
+    ±``ndtri(1e-7 − eps)`` as sklearn does, NaN cells the positive NaN ``norm.ppf`` writes
+    (``ndtri``'s has the sign bit set, which the fingerprint's row hash would see)."""
     refs = np.linspace(0, 1, len(quantiles), endpoint=True)
     out = np.array(x, dtype=np.float64)
     for j in range(out.shape[1]):
         col, q = out[:, j], quantiles[:, j]
-        lower, upper = col == q[0], col == q[-1]
+        with np.errstate(invalid="ignore"):
+            if normal:
+                lower = col - BOUNDS_THRESHOLD < q[0]
+                upper = col + BOUNDS_THRESHOLD > q[-1]
+            else:
+                lower, upper = col == q[0], col == q[-1]
         ok = ~np.isnan(col)
         v = col[ok]
         col[ok] = 0.5 * (np.interp(v, q, refs) - np.interp(-v, -q[::-1], -refs[::-1]))
         col[upper] = 1
         col[lower] = 0
+        if normal:
+            clip_min = ndtri(BOUNDS_THRESHOLD - np.spacing(1))
+            clip_max = ndtri(1 - (BOUNDS_THRESHOLD - np.spacing(1)))
+            z = np.clip(ndtri(col), clip_min, clip_max)
+            z[np.isnan(col)] = np.nan  # scipy's norm.ppf: a positive NaN (ndtri's is negative)
+            out[:, j] = z
     return out
+
+
+def _layout(x: np.ndarray, like: np.ndarray) -> np.ndarray:
+    """``x`` in ``like``'s memory order (Fortran when ``like`` is only Fortran-contiguous).
+
+    The column sums of sklearn's imputer and scaler run in the order the array is laid out,
+    and ``ColumnTransformer`` hands its transformers ``X[:, columns]``, Fortran-ordered for a
+    C-ordered ``X``; the power presets keep that order throughout, as sklearn does."""
+    if like.flags.f_contiguous and not like.flags.c_contiguous:
+        return np.asfortranarray(x)
+    return np.ascontiguousarray(x)
+
+
+def _finite(x: np.ndarray) -> np.ndarray:
+    return _layout(np.where(np.isinf(x), np.nan, x), x)
+
+
+@dataclass(frozen=True)
+class PowerFit:
+    """A fitted ``safepower`` / ``power`` preset: sklearn ``PowerTransformer(standardize=False)``
+    (Yeo-Johnson), then the package's safe ``StandardScaler`` (±inf → NaN, mean imputation,
+    scaler, ±inf → NaN, mean imputation)."""
+
+    lambdas: np.ndarray  # F; 1.0 for the columns sklearn deems constant
+    constant: np.ndarray  # F, bool: left untransformed by the fit (not by a transform)
+    pre_means: np.ndarray  # F: the first imputation
+    mean: np.ndarray  # F: the StandardScaler's
+    scale: np.ndarray  # F
+    post_means: np.ndarray  # F: the second imputation
+
+
+def _safe_standard(x: np.ndarray, fit: PowerFit | None):
+    """The safe StandardScaler on Yeo-Johnson output; fitted when ``fit`` is None."""
+    x = _finite(x)
+    pre = impute_means(x) if fit is None else fit.pre_means
+    x = _layout(impute(x, pre), x)
+    mean, scale = standard_scaler_stats(x) if fit is None else (fit.mean, fit.scale)
+    x = _finite(_layout((x - mean) / scale, x))
+    post = impute_means(x) if fit is None else fit.post_means
+    return _layout(impute(x, post), x), pre, mean, scale, post
+
+
+def fit_power(x: np.ndarray) -> tuple[PowerFit, np.ndarray]:
+    """Fit ``safepower`` / ``power`` on training rows; return it and the rows transformed as
+    ``fit_transform`` does: per column, one sklearn deems constant (``_is_constant_feature``
+    on ``np.mean`` / ``np.var`` with NaN cells, so a column with a NaN never is) keeps λ = 1
+    and is left as it is; the others get :func:`yeo_johnson_lambda` and are transformed."""
+    x = np.asarray(x, dtype=np.float64)
+    n = len(x)
+    eps = np.finfo(np.float64).eps
+    mean = np.mean(x, axis=0, dtype=np.float64)
+    var = np.var(x, axis=0, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        constant = var <= n * eps * var + (n * mean * eps) ** 2
+    out = x.copy(order="K")
+    lambdas = np.ones(x.shape[1])
+    for i in np.flatnonzero(~constant).tolist():
+        lambdas[i] = yeo_johnson_lambda(out[:, i])
+        out[:, i] = yeo_johnson(out[:, i], lambdas[i])
+    out, pre, s_mean, s_scale, post = _safe_standard(out, None)
+    return PowerFit(lambdas=lambdas, constant=constant, pre_means=pre, mean=s_mean,
+                    scale=s_scale, post_means=post), out
+
+
+def power_transform(fit: PowerFit, x: np.ndarray) -> np.ndarray:
+    """The fitted power preset on new rows: every column through Yeo-Johnson at its λ
+    (λ = 1 too: expm1(log1p(x)), not exactly x), then the fitted safe scaler."""
+    out = np.array(x, dtype=np.float64, order="K")
+    for i, lmbda in enumerate(fit.lambdas.tolist()):
+        out[:, i] = yeo_johnson(out[:, i], lmbda)
+    return _safe_standard(out, fit)[0]
+
+
+ROBUST_QUANTILES = (25.0, 75.0)
+
+
+@dataclass(frozen=True)
+class RobustFit:
+    """A fitted ``robust`` preset: sklearn ``RobustScaler(unit_variance=True)``."""
+
+    center: np.ndarray  # F: np.nanmedian
+    scale: np.ndarray  # F: (q75 − q25, 1 where < 10·eps) / (ndtri(0.75) − ndtri(0.25))
+
+
+def fit_robust(x: np.ndarray) -> RobustFit:
+    """Fit on training rows: the column medians and ``np.nanpercentile`` (25, 75)."""
+    center = np.nanmedian(x, axis=0)
+    q = np.transpose([np.nanpercentile(x[:, j], ROBUST_QUANTILES) for j in range(x.shape[1])])
+    scale = q[1] - q[0]
+    scale[scale < 10 * np.finfo(np.float64).eps] = 1.0
+    adjust = ndtri(ROBUST_QUANTILES[1] / 100.0) - ndtri(ROBUST_QUANTILES[0] / 100.0)
+    return RobustFit(center=center, scale=scale / adjust)
+
+
+def robust_transform(fit: RobustFit, x: np.ndarray) -> np.ndarray:
+    """(x − center) / scale, NaN kept."""
+    return (np.asarray(x, dtype=np.float64) - fit.center) / fit.scale
 
 
 @dataclass(frozen=True)
@@ -258,8 +392,10 @@ class ReshapeFit:
     passthrough: np.ndarray  # input columns passed through first (categoricals, or all)
     transformed: np.ndarray  # input columns transformed, after them
     squash: SquashFit | None
-    quantiles: np.ndarray | None  # Q × T for quantile_uni_coarse
+    quantiles: np.ndarray | None  # Q × T for the quantile presets
     categorical_out: np.ndarray  # the output's categorical columns
+    power: PowerFit | None = None
+    robust: RobustFit | None = None
 
     @property
     def sources(self) -> np.ndarray:
@@ -287,6 +423,9 @@ def fit_reshape(x: np.ndarray, categorical: np.ndarray, transform_name: str,
     columns come first, unchanged (the categoricals stay categorical), then the transformed
     ones. Without it, with ``apply_to_categorical`` no column stays categorical; else the
     categoricals pass through first, untransformed, and stay categorical.
+
+    The transformed rows are what ``fit_transform`` gives, which for the power presets is not
+    :func:`reshape` of the training rows (a column deemed constant is left as it is there).
     """
     if transform_name not in RESHAPE_TRANSFORMS:
         raise ValueError(f"reshape transform {transform_name!r} is not ported yet "
@@ -300,15 +439,23 @@ def fit_reshape(x: np.ndarray, categorical: np.ndarray, transform_name: str,
         passthrough, cat_out = np.array([], dtype=np.int64), np.array([], dtype=np.int64)
     else:
         passthrough, cat_out = cats, np.arange(len(cats))
-    sq = qs = None
-    if transform_name == "squashing_scaler_default" and len(transformed):
-        sq = fit_squashing(x[:, transformed])
-    if transform_name == "quantile_uni_coarse" and len(transformed):
-        qs = fit_quantiles(x[:, transformed])
+    sq = qs = pw = rb = None
+    moved = x[:, transformed]
+    if len(transformed):
+        if transform_name == "squashing_scaler_default":
+            sq = fit_squashing(moved)
+        elif transform_name in QUANTILE_DIVISORS:
+            qs = fit_quantiles(moved, transform_name)
+        elif transform_name in POWER_TRANSFORMS:
+            pw, moved = fit_power(moved)
+        elif transform_name == "robust":
+            rb = fit_robust(moved)
     fit = ReshapeFit(transform_name=transform_name, passthrough=passthrough.astype(np.int64),
                      transformed=transformed.astype(np.int64), squash=sq, quantiles=qs,
-                     categorical_out=cat_out.astype(np.int64))
-    return fit, reshape(fit, x)
+                     categorical_out=cat_out.astype(np.int64), power=pw, robust=rb)
+    if pw is None:
+        return fit, reshape(fit, x)
+    return fit, np.hstack([x[:, fit.passthrough], moved]).astype(np.float64, copy=False)
 
 
 def reshape(fit: ReshapeFit, x: np.ndarray) -> np.ndarray:
@@ -317,7 +464,11 @@ def reshape(fit: ReshapeFit, x: np.ndarray) -> np.ndarray:
     if fit.squash is not None:
         moved = squash(fit.squash, moved)
     if fit.quantiles is not None:
-        moved = quantile_transform(fit.quantiles, moved)
+        moved = quantile_transform(fit.quantiles, moved, "_norm" in fit.transform_name)
+    if fit.power is not None:
+        moved = power_transform(fit.power, moved)
+    if fit.robust is not None:
+        moved = robust_transform(fit.robust, moved)
     return np.hstack([x[:, fit.passthrough], moved]).astype(np.float64, copy=False)
 
 

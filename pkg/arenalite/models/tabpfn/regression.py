@@ -29,9 +29,10 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize, special
+from scipy import special
 
 from .layers import softmax
+from .yeo_johnson import yeo_johnson, yeo_johnson_lambda
 
 TARGET_TRANSFORMS = (None, "safepower", "power", "log", "1_plus_log", "exp")
 """The target transforms ported (``REGRESSION_Y_PREPROCESS_TRANSFORMS`` entries)."""
@@ -54,48 +55,6 @@ class TargetFit:
 
 
 # ---------------------------------------------------------------- the target transforms
-
-
-def _yeo_johnson(x: np.ndarray, lmbda: float) -> np.ndarray:
-    """Yeo-Johnson transform (float64), in the expm1/log1p form scipy uses."""
-    out = np.empty_like(x, dtype=np.float64)
-    pos = x >= 0
-    if abs(lmbda) < np.spacing(1.0):
-        out[pos] = np.log1p(x[pos])
-    else:
-        out[pos] = np.expm1(lmbda * np.log1p(x[pos])) / lmbda
-    if abs(lmbda - 2) > np.spacing(1.0):
-        out[~pos] = -np.expm1((2 - lmbda) * np.log1p(-x[~pos])) / (2 - lmbda)
-    else:
-        out[~pos] = -np.log1p(-x[~pos])
-    return out
-
-
-def _yeo_johnson_lambda(x: np.ndarray) -> float:
-    """The maximum-likelihood λ, as scipy's overflow-safe ``yeojohnson_normmax`` bounds and
-    ``fminbound``s it (the package's ``SafePowerTransformer``; sklearn ≥ 1.8 does the same)."""
-    x = x[~np.isnan(x)]
-    if np.all(x == 0):
-        return 1.0
-    n = len(x)
-    signed_log = (np.sign(x) * np.log1p(np.abs(x))).sum()
-
-    def neg_llf(lmbda: float) -> float:
-        var = _yeo_johnson(x, lmbda).var()
-        if var < np.finfo(np.float64).tiny:
-            return np.inf
-        return n / 2 * np.log(var) - (lmbda - 1) * signed_log
-
-    eps = np.finfo(np.float64).eps
-    log1p_max = np.log1p(20 * np.max(np.abs(x)))
-    lb = (np.log(np.finfo(np.float64).tiny) - np.log(eps)) / 2 / log1p_max
-    ub = (np.log(np.finfo(np.float64).max) + np.log(eps)) / 2 / log1p_max
-    if np.all(x < 0):
-        lb, ub = 2 - ub, 2 - lb
-    elif np.any(x < 0):
-        lb, ub = max(2 - ub, lb), min(2 - lb, ub)
-    with np.errstate(invalid="ignore", over="ignore"):
-        return float(optimize.fminbound(neg_llf, lb, ub, xtol=1.48e-08))
 
 
 def _finite_or_mean(x: np.ndarray) -> np.ndarray:
@@ -173,9 +132,9 @@ def fit_target(y_train: np.ndarray, transform_name: str | None) -> tuple[TargetF
     var = np.var(z)
     eps = np.finfo(np.float64).eps
     constant = var <= len(z) * eps * var + (len(z) * np.mean(z) * eps) ** 2
-    lmbda = 1.0 if constant else _yeo_johnson_lambda(z)
+    lmbda = 1.0 if constant else yeo_johnson_lambda(z)
     with np.errstate(over="ignore", invalid="ignore"):
-        t = _finite_or_mean(_yeo_johnson(z, lmbda) if not constant else z.copy())
+        t = _finite_or_mean(yeo_johnson(z, lmbda) if not constant else z.copy())
     s_mean = float(np.mean(t))
     s_var = float(np.var(t))
     s_scale = math.sqrt(s_var)
