@@ -2,7 +2,8 @@
 
 ``python bench/bench_tabicl.py`` (needs the ``tabicl`` extra: torch and the ``tabicl``
 package; ``--skip-large`` leaves out the 10,000 × 100 memory run, ``--threads N`` sets
-both libraries' thread count, default 1). One full-size TabICLv2 classifier with random
+both libraries' thread count — torch's, numpy's BLAS (before numpy loads) and arenalite's
+worker threads — default 1). One full-size TabICLv2 classifier with random
 weights (the v2 config: 27.5 M parameters) runs one ensemble member's raw forward at
 128 context + 48 query rows × 4 features and at 1,024 + 256 × 30, in both libraries, and
 prints per shape the median wall time after a warm-up, each stage's time (column
@@ -23,10 +24,25 @@ import time
 import tracemalloc
 from pathlib import Path
 
-import numpy as np
+
+def _threads(argv: list[str]) -> str:
+    """``--threads N`` read before numpy loads: OpenBLAS takes its thread count at import."""
+    for i, a in enumerate(argv):
+        if a == "--threads" and i + 1 < len(argv):
+            return argv[i + 1]
+        if a.startswith("--threads="):
+            return a.split("=", 1)[1]
+    return "1"
+
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = _threads(sys.argv[1:])
+
+import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pkg"))
 
+from arenalite.models import threads  # noqa: E402
 from arenalite.models.tabicl.model import TabICLModel, forward  # noqa: E402
 
 SHAPES = [(128, 48, 4), (1024, 256, 30)]
@@ -85,6 +101,7 @@ def main(argv=None) -> int:
         print("bench_tabicl needs torch and tabicl: pip install -e '.[tabicl]'", file=sys.stderr)
         return 2
     torch.set_num_threads(args.threads)
+    threads.set_count(args.threads)
     torch.manual_seed(0)
     config = v2_config(TabICL)
     tmodel = TabICL(**config).eval()

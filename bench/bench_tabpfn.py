@@ -46,6 +46,7 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pkg"))
 
+from arenalite.models import threads  # noqa: E402
 from arenalite.models.tabpfn import cells, column, decoder, icl, row  # noqa: E402
 from arenalite.models.tabpfn.model import TabPFNModel, forward  # noqa: E402
 
@@ -144,6 +145,7 @@ def main(argv=None) -> int:
         print("bench_tabpfn needs torch and tabpfn: pip install -e '.[tabpfn]'", file=sys.stderr)
         return 2
     torch.set_num_threads(args.threads)
+    threads.set_count(args.threads)
     config, unused = tabpfn_v3.parse_config({"max_num_classes": 10})
     assert not unused, unused
     tmodel = randomise(torch, tabpfn_v3.get_architecture(config))

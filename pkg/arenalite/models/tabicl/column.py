@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import threads
 from .layers import AttentionBlock, Block, chunks, linear, ssmax_kind
 
 SKIP_VALUE = np.float32(-100.0)
@@ -141,34 +142,47 @@ class ColumnStage:
         return max(1, SCRATCH_FLOATS // max(per_column, 1))
 
 
+def _columns_through(stage: ColumnStage, src_all: np.ndarray, passes: list,
+                     cols: slice) -> tuple[np.ndarray, list[list[tuple[np.ndarray, np.ndarray]]]]:
+    """One chunk of column groups' context cells → their embeddings (cols, N, E) and, per
+    target pass and induced block, the hidden points' keys and values."""
+    total = None
+    caches: list[list[tuple[np.ndarray, np.ndarray]]] = []
+    for codes in passes:
+        src = src_all[cols].copy()
+        if codes is not None:
+            src += stage.target_embedding(codes)
+        per_block = []
+        for inducing, first, second in stage.blocks:
+            hidden = first(inducing, first.cache(src))
+            kv = second.cache(hidden)
+            per_block.append(kv)
+            src = second(src, kv)
+        caches.append(per_block)
+        total = src if total is None else total + src
+    if len(passes) > 1:
+        total /= np.float32(len(passes))
+    return total, caches
+
+
 def embed_context(stage: ColumnStage, x_train: np.ndarray,
                   y_train: np.ndarray) -> tuple[np.ndarray, ColumnCache]:
-    """Context rows (N, H) with targets (N,) → their embeddings (N, G, E) and the cache."""
+    """Context rows (N, H) with targets (N,) → their embeddings (N, G, E) and the cache.
+
+    Column groups are independent: their chunks run on the worker threads."""
     src_all, grouped = stage.cells(x_train)
     n_groups, n = src_all.shape[0], src_all.shape[1]
     passes = target_passes(y_train, stage.max_classes) if stage.config["col_target_aware"] \
         else [None]
     out = np.zeros((n, n_groups, stage.embed_dim), dtype=np.float32)
-    caches: list[list[list[tuple[np.ndarray, np.ndarray]]]] = [
-        [[] for _ in stage.blocks] for _ in passes]
-    for cols in chunks(n_groups, stage.chunk_columns(n)):
-        total = None
-        for p, codes in enumerate(passes):
-            src = src_all[cols].copy()
-            if codes is not None:
-                src += stage.target_embedding(codes)
-            for b, (inducing, first, second) in enumerate(stage.blocks):
-                hidden = first(inducing, first.cache(src))
-                kv = second.cache(hidden)
-                caches[p][b].append(kv)
-                src = second(src, kv)
-            total = src if total is None else total + src
-        if len(passes) > 1:
-            total /= np.float32(len(passes))
+    parts = chunks(n_groups, threads.spread(n_groups, stage.chunk_columns(n)))
+    done = threads.map_chunks(lambda cols: _columns_through(stage, src_all, passes, cols), parts)
+    for cols, (total, _) in zip(parts, done, strict=True):
         out[:, cols] = total.transpose(1, 0, 2)
     cache = ColumnCache(
-        tuple(tuple((np.concatenate([k for k, _ in blk]), np.concatenate([v for _, v in blk]))
-                    for blk in per_pass) for per_pass in caches), n_groups)
+        tuple(tuple((np.concatenate([c[p][b][0] for _, c in done]),
+                     np.concatenate([c[p][b][1] for _, c in done]))
+                    for b in range(len(stage.blocks))) for p in range(len(passes))), n_groups)
     if stage.config["col_affine"]:
         out = stage.finish(out.transpose(1, 0, 2), grouped).transpose(1, 0, 2)
     return out, cache

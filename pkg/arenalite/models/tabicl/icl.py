@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .. import threads
 from .head import Head, decode
 from .layers import AttentionBlock, Block, chunks, softmax, ssmax_kind
 
@@ -54,12 +55,14 @@ class ICLContext:
 
 def _through(stage: ICLStage, block: AttentionBlock, h: np.ndarray,
              kv: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
-    """One block on rows ``h`` (M, D), in row chunks that bound the score matrix."""
+    """One block on rows ``h`` (M, D), in row chunks that bound the score matrix, spread
+    over the worker threads (rows are independent given the keys and values)."""
     n = kv[0].shape[-2]
-    size = max(1, SCRATCH_FLOATS // max(stage.heads * n, 1))
+    size = threads.spread(h.shape[0], SCRATCH_FLOATS // max(stage.heads * n, 1))
     if h.shape[0] <= size:
         return block(h, kv)
-    return np.concatenate([block(h[rows], kv) for rows in chunks(h.shape[0], size)])
+    return np.concatenate(threads.map_chunks(lambda rows: block(h[rows], kv),
+                                             chunks(h.shape[0], size)))
 
 
 def fit_context(stage: ICLStage, r_train: np.ndarray, y_train: np.ndarray,

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .. import threads
 from . import column, icl, row
 from .layers import as_float32
 
@@ -119,8 +120,12 @@ def fit_context(model: TabICLModel, x_train: np.ndarray, y_train: np.ndarray,
     ``shared``: (the call's first member's column stage, this member's feature
     permutation) to reuse that stage, as the package does without feature groups.
     """
-    x = as_float32(x_train)
-    y = _labels(model, y_train)
+    with threads.pooled():
+        return _fit_context(model, as_float32(x_train), _labels(model, y_train), clock, shared)
+
+
+def _fit_context(model: TabICLModel, x: np.ndarray, y: np.ndarray, clock,
+                 shared: tuple[SharedColumns, np.ndarray] | None) -> MemberContext:
     timings = Timings(row=[0.0] * len(model.row.blocks), icl=[0.0] * len(model.icl.blocks))
     t0 = clock()
     query_columns = None
@@ -176,12 +181,14 @@ def predict_queries(model: TabICLModel, context: MemberContext, x_test: np.ndarr
     timings = timings if timings is not None else Timings(
         row=[0.0] * len(model.row.blocks), icl=[0.0] * len(model.icl.blocks))
     outs = []
-    for start in range(0, x.shape[0], QUERY_BLOCK):
-        block = x[start:start + QUERY_BLOCK]
-        n = block.shape[0]
-        if n < QUERY_BLOCK:
-            block = np.concatenate([block, np.zeros((QUERY_BLOCK - n, x.shape[1]), np.float32)])
-        outs.append(_query_block(model, context, block, timings, clock, temperature)[:n])
+    with threads.pooled():
+        for start in range(0, x.shape[0], QUERY_BLOCK):
+            block = x[start:start + QUERY_BLOCK]
+            n = block.shape[0]
+            if n < QUERY_BLOCK:
+                block = np.concatenate([block, np.zeros((QUERY_BLOCK - n, x.shape[1]),
+                                                        np.float32)])
+            outs.append(_query_block(model, context, block, timings, clock, temperature)[:n])
     width = context.n_classes if model.max_classes > 0 else model.config["num_quantiles"]
     return np.concatenate(outs) if outs else np.zeros((0, width), np.float32)
 

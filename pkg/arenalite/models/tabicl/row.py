@@ -9,8 +9,11 @@ attention scores.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
+from .. import threads
 from .layers import AttentionBlock, Block, chunks, layer_norm
 
 SCRATCH_FLOATS = 1 << 24
@@ -34,28 +37,44 @@ class RowStage:
         return max(1, SCRATCH_FLOATS // max(per_row, 1))
 
 
+def _rows_through(stage: RowStage, cells: np.ndarray) -> tuple[np.ndarray, list[float]]:
+    """One chunk of rows' cell embeddings (t, G, E) → their representations (t, C · E) and
+    each block's seconds on them."""
+    cls = stage.root["cls_tokens"]
+    tokens = np.concatenate([np.broadcast_to(cls, (cells.shape[0], *cls.shape)), cells], axis=1)
+    seconds = []
+    for i, block in enumerate(stage.blocks):
+        start = time.perf_counter()
+        kv = block.cache(tokens, stage.rope)
+        last = i == len(stage.blocks) - 1
+        tokens = block(tokens[:, :stage.n_cls] if last else tokens, kv, stage.rope)
+        seconds.append(time.perf_counter() - start)
+    if stage.norm_first:
+        tokens = layer_norm(tokens, stage.root["out_ln.weight"], stage.root.get("out_ln.bias"))
+    return tokens.reshape(tokens.shape[0], -1), seconds
+
+
 def interact(stage: RowStage, embeddings: np.ndarray,
              layer_ms: list[float] | None = None, clock=None) -> np.ndarray:
     """Cell embeddings (T, G, E) → row representations (T, C · E).
 
-    ``layer_ms`` (one entry per block), with ``clock`` (seconds), collects each block's
-    time over all chunks.
+    The row chunks run on the worker threads (:mod:`arenalite.models.threads`).
+    ``layer_ms`` (one entry per block), with ``clock`` (seconds), collects the stage's
+    wall time, shared out over the blocks as their summed times over the chunks are.
     """
     t, g, e = embeddings.shape
     out = np.empty((t, stage.n_cls * e), dtype=np.float32)
-    cls = stage.root["cls_tokens"]
-    for rows in chunks(t, stage.chunk_rows(g + stage.n_cls, e)):
-        tokens = np.concatenate(
-            [np.broadcast_to(cls, (rows.stop - rows.start, *cls.shape)), embeddings[rows]],
-            axis=1)
-        for i, block in enumerate(stage.blocks):
-            start = clock() if layer_ms is not None else 0.0
-            kv = block.cache(tokens, stage.rope)
-            last = i == len(stage.blocks) - 1
-            tokens = block(tokens[:, :stage.n_cls] if last else tokens, kv, stage.rope)
-            if layer_ms is not None:
-                layer_ms[i] += (clock() - start) * 1e3
-        if stage.norm_first:
-            tokens = layer_norm(tokens, stage.root["out_ln.weight"], stage.root.get("out_ln.bias"))
-        out[rows] = tokens.reshape(tokens.shape[0], -1)
+    size = threads.spread(t, stage.chunk_rows(g + stage.n_cls, e))
+    parts = chunks(t, size)
+    start = clock() if layer_ms is not None else 0.0
+    done = threads.map_chunks(lambda rows: _rows_through(stage, embeddings[rows]), parts)
+    for rows, (rep, _) in zip(parts, done, strict=True):
+        out[rows] = rep
+    if layer_ms is not None:
+        wall = (clock() - start) * 1e3
+        per_block = np.sum([s for _, s in done], axis=0)
+        shares = per_block / per_block.sum() if per_block.sum() > 0 else \
+            np.full(len(per_block), 1 / len(per_block))
+        for i, share in enumerate(shares):
+            layer_ms[i] += float(wall * share)
     return out

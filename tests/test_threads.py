@@ -1,0 +1,118 @@
+"""The worker threads of the numpy models (arenalite.models.threads): the count, the pool,
+and TabICL's stages on 1 and on 4 threads (the same outputs up to float32 round-off, the
+per-layer times still the stage's wall time)."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from arenalite.models import tabicl, threads
+from arenalite.models.tabicl.model import forward
+
+DATA = Path(__file__).parent / "data" / "tabicl"
+CASES = json.loads((DATA / "stages.json").read_text())
+
+
+@pytest.fixture
+def restore_count():
+    yield
+    threads.set_count(None)
+
+
+@pytest.mark.needs_threads
+def test_count_follows_the_environment(monkeypatch: pytest.MonkeyPatch, restore_count) -> None:
+    monkeypatch.setenv(threads.ENV, "3")
+    threads.set_count(None)
+    assert threads.count() == 3
+    monkeypatch.setenv(threads.ENV, "zero")
+    threads.set_count(None)
+    with pytest.raises(ValueError, match="ARENALITE_THREADS must be a positive whole number, "
+                                         "got 'zero'"):
+        threads.count()
+    monkeypatch.delenv(threads.ENV)
+    threads.set_count(None)
+    assert threads.count() >= 1
+    with pytest.raises(ValueError, match="positive integer or None, got 0"):
+        threads.set_count(0)
+
+
+@pytest.mark.needs_threads
+def test_map_chunks_keeps_the_order_and_raises(restore_count) -> None:
+    threads.set_count(4)
+    assert threads.map_chunks(lambda i: i * i, list(range(10))) == [i * i for i in range(10)]
+
+    def fail(i):
+        if i == 3:
+            raise ValueError("chunk 3")
+        return i
+
+    with pytest.raises(ValueError, match="chunk 3"):
+        threads.map_chunks(fail, list(range(6)))
+    assert threads.spread(100, 1000) == 25 and threads.spread(100, 8) == 2
+    threads.set_count(1)
+    assert threads.spread(100, 1000) == 100
+
+
+@pytest.mark.needs_threads
+@pytest.mark.parametrize("name", ["wide", "binary", "regression"])
+def test_tabicl_on_more_threads_gives_the_same_rows(name: str, restore_count) -> None:
+    info = CASES[name]
+    f = np.load(DATA / f"stages_{name}.npz")
+    n = info["context_rows"]
+    net = tabicl.load(str(DATA / info["checkpoint"]))
+    threads.set_count(1)
+    one = tabicl.stages(net, f["x"][:n], f["y_train"], f["x"][n:])
+    threads.set_count(4)
+    four = tabicl.stages(net, f["x"][:n], f["y_train"], f["x"][n:])
+    for stage in ("column", "row", "icl", "output"):
+        scale = max(1.0, float(np.abs(one[stage]).max()))  # how BLAS groups rows
+        np.testing.assert_allclose(four[stage], one[stage], atol=1e-6 * scale, rtol=1e-6,
+                                   err_msg=stage)
+
+
+@pytest.mark.needs_threads
+def test_layer_times_stay_wall_times_on_threads(restore_count) -> None:
+    """The row stage's per-block times add up to its wall time, not to the threads' sum."""
+    info = CASES["wide"]
+    f = np.load(DATA / "stages_wide.npz")
+    n = info["context_rows"]
+    net = tabicl.load(str(DATA / info["checkpoint"]))
+    threads.set_count(4)
+    t0 = time.perf_counter()
+    _, timings = forward(net, f["x"][:n], f["y_train"], f["x"][n:])
+    wall = (time.perf_counter() - t0) * 1e3
+    assert len(timings["layers"]) == len(net.row.blocks) + len(net.icl.blocks)
+    assert all(t >= 0 for t in timings["layers"])
+    assert timings["embed"] + sum(timings["layers"]) + timings["head"] <= wall * 1.01 + 1.0
+
+
+def test_one_thread_where_there_are_none(monkeypatch: pytest.MonkeyPatch, restore_count) -> None:
+    monkeypatch.setattr(threads.sys, "platform", "emscripten")
+    monkeypatch.setenv(threads.ENV, "8")
+    threads.set_count(None)
+    assert threads.count() == 1
+    with pytest.raises(ValueError, match="emscripten has no threads"):
+        threads.set_count(2)
+
+
+def _square_in_a_worker(n: int) -> list[int]:
+    return threads.map_chunks(lambda i: i * i, list(range(n)))
+
+
+@pytest.mark.needs_processes
+@pytest.mark.needs_threads
+def test_a_forked_worker_starts_its_own_pool(restore_count) -> None:
+    """The parent's pool has threads; a forked child must not wait on them."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    threads.set_count(2)
+    assert threads.map_chunks(lambda i: i + 1, [1, 2, 3]) == [2, 3, 4]
+    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork")) as pool:
+        assert list(pool.map(_square_in_a_worker, [4, 5], timeout=60)) == [
+            [0, 1, 4, 9], [0, 1, 4, 9, 16]]
