@@ -116,3 +116,20 @@ def test_a_forked_worker_starts_its_own_pool(restore_count) -> None:
     with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork")) as pool:
         assert list(pool.map(_square_in_a_worker, [4, 5], timeout=60)) == [
             [0, 1, 4, 9], [0, 1, 4, 9, 16]]
+
+
+@pytest.mark.needs_threads
+def test_tabpfn_on_more_threads_gives_the_same_logits(restore_count) -> None:
+    from arenalite.models import tabpfn
+
+    tdata = Path(__file__).parent / "data" / "tabpfn"
+    model = tabpfn.load(tdata / "classifier_small.ckpt")
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(90, 7)).astype(np.float32)
+    y = (np.arange(60) % 3).astype(np.float32)
+    threads.set_count(1)
+    one = tabpfn.forward(model, x[:60], y, x[60:])
+    threads.set_count(4)
+    four = tabpfn.forward(model, x[:60], y, x[60:])
+    scale = max(1.0, float(np.abs(one).max()))
+    np.testing.assert_allclose(four, one, atol=1e-6 * scale, rtol=1e-6)

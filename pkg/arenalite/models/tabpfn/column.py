@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import threads
 from .cells import CellStage, embed_target
 from .layers import Block, attend, chunks, feed_forward, linear, merge_heads, norm, split_heads
 
@@ -79,29 +80,39 @@ class ColumnStage:
         return max(1, SCRATCH_FLOATS // max(per_column, 1))
 
 
+def _columns_through(stage: ColumnStage, grouped: np.ndarray, y_emb: np.ndarray,
+                     cols: slice) -> tuple[np.ndarray, list[np.ndarray],
+                                           list[tuple[np.ndarray, np.ndarray]]]:
+    """One chunk of columns' context cells → their embeddings (cols, N, E) and, per induced
+    block, the hidden points and their keys and values."""
+    x = stage.cells.embed(np.ascontiguousarray(grouped[:, cols].transpose(1, 0, 2)))
+    x += y_emb
+    hidden, kvs = [], []
+    for inducing, first, second in stage.blocks:
+        ind = np.broadcast_to(inducing, (x.shape[0], *inducing.shape))
+        h = first(ind, first.keys_values(x))
+        kv = second.keys_values(h)
+        hidden.append(h)
+        kvs.append(kv)
+        x = second(x, kv)
+    return x, hidden, kvs
+
+
 def embed_context(stage: ColumnStage, grouped: np.ndarray,
                   y_train: np.ndarray) -> tuple[np.ndarray, ColumnCache]:
     """Context rows' grouped cells (N, F, G') with targets (N,) → their column embeddings
-    (N, F, E) and the cache."""
+    (N, F, E) and the cache; the column chunks run on the worker threads."""
     n, f = grouped.shape[:2]
     y_emb = embed_target(stage.y_encoder, y_train, stage.classification)
     out = np.empty((n, f, stage.embed_dim), dtype=np.float32)
-    hidden: list[list[np.ndarray]] = [[] for _ in stage.blocks]
-    kvs: list[list[tuple[np.ndarray, np.ndarray]]] = [[] for _ in stage.blocks]
-    for cols in chunks(f, stage.chunk_columns(n)):
-        x = stage.cells.embed(np.ascontiguousarray(grouped[:, cols].transpose(1, 0, 2)))
-        x += y_emb
-        for b, (inducing, first, second) in enumerate(stage.blocks):
-            ind = np.broadcast_to(inducing, (x.shape[0], *inducing.shape))
-            h = first(ind, first.keys_values(x))
-            kv = second.keys_values(h)
-            hidden[b].append(h)
-            kvs[b].append(kv)
-            x = second(x, kv)
+    parts = chunks(f, threads.spread(f, stage.chunk_columns(n)))
+    done = threads.map_chunks(lambda cols: _columns_through(stage, grouped, y_emb, cols), parts)
+    for cols, (x, _, _) in zip(parts, done, strict=True):
         out[:, cols] = x.transpose(1, 0, 2)
-    cache = ColumnCache(tuple(np.concatenate(h) for h in hidden),
-                        tuple((np.concatenate([k for k, _ in kv]),
-                               np.concatenate([v for _, v in kv])) for kv in kvs))
+    blocks = range(len(stage.blocks))
+    cache = ColumnCache(tuple(np.concatenate([d[1][b] for d in done]) for b in blocks),
+                        tuple((np.concatenate([d[2][b][0] for d in done]),
+                               np.concatenate([d[2][b][1] for d in done])) for b in blocks))
     return out, cache
 
 

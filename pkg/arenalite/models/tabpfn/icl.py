@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import threads
 from .cells import embed_target
 from .layers import Block, attend, chunks, feed_forward, linear, merge_heads, norm, split_heads
 
@@ -78,10 +79,11 @@ class ICLCache:
 def _through(stage: ICLStage, layer: ICLLayer, h: np.ndarray,
              kv: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
     x = norm(layer.block, "layernorm", h)
-    size = stage.chunk_rows(kv[0].shape[-2])
+    size = threads.spread(h.shape[0], stage.chunk_rows(kv[0].shape[-2]))
     if h.shape[0] <= size:
         return layer(h, x, kv)
-    return np.concatenate([layer(h[r], x[r], kv) for r in chunks(h.shape[0], size)])
+    return np.concatenate(threads.map_chunks(lambda r: layer(h[r], x[r], kv),
+                                             chunks(h.shape[0], size)))
 
 
 def fit_context(stage: ICLStage, r_train: np.ndarray, y_train: np.ndarray,

@@ -24,6 +24,7 @@ from os import PathLike
 
 import numpy as np
 
+from .. import threads
 from . import cells, column, decoder, icl, row
 from .checkpoint import Checkpoint, read_checkpoint
 from .layers import as_float32
@@ -109,7 +110,8 @@ def fit_context(model: TabPFNModel, x_train: np.ndarray, y_train: np.ndarray) ->
     x = as_float32(x_train)
     if x.ndim != 2:
         raise ValueError(f"TabPFN context rows must be 2-D (rows, features), got {x.shape}")
-    return _train_stages(model, x, _targets(model, y_train, x.shape[0]))["context"]
+    with threads.pooled():
+        return _train_stages(model, x, _targets(model, y_train, x.shape[0]))["context"]
 
 
 def _query_stages(model: TabPFNModel, context: Context, x: np.ndarray,
@@ -131,12 +133,14 @@ def predict_queries(model: TabPFNModel, context: Context, x_test: np.ndarray) ->
         raise ValueError(f"TabPFN query rows must be (rows, {context.n_features}), "
                          f"got {x.shape}")
     outs = []
-    for start in range(0, x.shape[0], QUERY_BLOCK):
-        block = x[start:start + QUERY_BLOCK]
-        n = block.shape[0]
-        if n < QUERY_BLOCK:
-            block = np.concatenate([block, np.zeros((QUERY_BLOCK - n, x.shape[1]), np.float32)])
-        outs.append(_query_stages(model, context, block)["logits"][:n])
+    with threads.pooled():
+        for start in range(0, x.shape[0], QUERY_BLOCK):
+            block = x[start:start + QUERY_BLOCK]
+            n = block.shape[0]
+            if n < QUERY_BLOCK:
+                block = np.concatenate([block, np.zeros((QUERY_BLOCK - n, x.shape[1]),
+                                                        np.float32)])
+            outs.append(_query_stages(model, context, block)["logits"][:n])
     return np.concatenate(outs) if outs else np.zeros((0, model.n_out), np.float32)
 
 

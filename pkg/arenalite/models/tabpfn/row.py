@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import threads
 from .layers import (
     Block,
     attend,
@@ -63,18 +64,24 @@ class RowStage:
         return out
 
 
+def _rows_through(stage: RowStage, cells: np.ndarray) -> np.ndarray:
+    """One chunk of rows' column embeddings (t, F, E) → their representations (t, Cl · E)."""
+    cls = stage.root["cls_tokens"]
+    tokens = np.concatenate([np.broadcast_to(cls, (cells.shape[0], *cls.shape)), cells], axis=1)
+    for i, block in enumerate(stage.blocks):
+        last = i == len(stage.blocks) - 1
+        tokens = stage.block(block, tokens, stage.n_cls if last else None)
+    tokens = norm(stage.root, "out_ln", tokens)
+    return tokens.reshape(tokens.shape[0], -1)
+
+
 def aggregate(stage: RowStage, embeddings: np.ndarray) -> np.ndarray:
-    """Column embeddings (rows, F, E) → row representations (rows, Cl · E)."""
+    """Column embeddings (rows, F, E) → row representations (rows, Cl · E); the row chunks
+    run on the worker threads."""
     t, f, e = embeddings.shape
     out = np.empty((t, stage.n_cls * e), dtype=np.float32)
-    cls = stage.root["cls_tokens"]
-    for rows in chunks(t, stage.chunk_rows(f + stage.n_cls, e)):
-        tokens = np.concatenate(
-            [np.broadcast_to(cls, (rows.stop - rows.start, *cls.shape)), embeddings[rows]],
-            axis=1)
-        for i, block in enumerate(stage.blocks):
-            last = i == len(stage.blocks) - 1
-            tokens = stage.block(block, tokens, stage.n_cls if last else None)
-        tokens = norm(stage.root, "out_ln", tokens)
-        out[rows] = tokens.reshape(tokens.shape[0], -1)
+    parts = chunks(t, threads.spread(t, stage.chunk_rows(f + stage.n_cls, e)))
+    for rows, rep in zip(parts, threads.map_chunks(
+            lambda rows: _rows_through(stage, embeddings[rows]), parts), strict=True):
+        out[rows] = rep
     return out
