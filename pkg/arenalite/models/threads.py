@@ -19,7 +19,6 @@ where no OpenBLAS can be found (another BLAS), the chunks run one after another 
 
 from __future__ import annotations
 
-import ctypes
 import math
 import os
 import sys
@@ -95,10 +94,11 @@ def _openblas() -> tuple[tuple[Any, Any], ...]:
     """The ``(get, set)`` thread-count functions of every OpenBLAS loaded in this process
     (numpy's wheels bundle one as ``scipy_openblas``), found through /proc/self/maps."""
     try:
+        import ctypes  # not in every wasm32 build: only needed with threads
         with open("/proc/self/maps", encoding="utf-8") as maps:
             paths = sorted({line.split()[-1] for line in maps
                             if "openblas" in line.lower() and line.split()[-1].startswith("/")})
-    except OSError:
+    except (OSError, ImportError):
         return ()
     found = []
     for path in paths:
