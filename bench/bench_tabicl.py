@@ -10,6 +10,9 @@ prints per shape the median wall time after a warm-up, each stage's time (column
 embedding, row interaction, ICL with its head), the ratio numpy / torch (goal ≤ 1.5)
 and the largest output difference. The large run reports numpy's peak traced memory
 (tracemalloc: numpy's buffers) and the process's maximum resident set size.
+``--wrappers`` also times issue 37's own measure: the package's
+``TabICLClassifier(n_estimators=1).fit(X, y).predict_proba(X_test)`` against
+``arenalite.models.predict`` (preprocessing included) on a saved full-size checkpoint.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import os
 import resource
 import statistics
 import sys
+import tempfile
 import time
 import tracemalloc
 from pathlib import Path
@@ -79,6 +83,43 @@ def numpy_stages(model, x, y, n):
     return out, {k: v / 1e3 for k, v in ms.items()}
 
 
+def wrappers(torch, TabICL, threads_n: int, repeats: int, folder: Path) -> None:
+    """Issue 37's measure: the package's ``TabICLClassifier(n_estimators=1).fit(X, y)
+    .predict_proba(X_test)`` against ``arenalite.models.predict`` on the same full-size
+    random checkpoint (written to ``folder``), 1,024 + 256 × 30, preprocessing included."""
+    from tabicl import TabICLClassifier
+
+    from arenalite import models
+
+    path = folder / "tabicl_random_v2.ckpt"
+    if not path.exists():
+        torch.manual_seed(0)
+        config = v2_config(TabICL)
+        torch.save({"config": config, "state_dict": TabICL(**config).state_dict()}, path)
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(1280, 30)), rng.integers(0, 3, 1024)
+    runs = {
+        "package": lambda: TabICLClassifier(model_path=str(path), device="cpu", n_estimators=1)
+        .fit(x[:1024], y).predict_proba(x[1024:]),
+        "arenalite": lambda: models.predict({"name": "tabicl", "weights": str(path),
+                                             "n_estimators": 1}, x[:1024], y, x[1024:],
+                                            "multiclass")}
+    seconds, outs = {}, {}
+    for name, run in runs.items():
+        outs[name] = run()  # warm-up
+        times = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            outs[name] = run()
+            times.append(time.perf_counter() - t0)
+        seconds[name] = statistics.median(times)
+    diff = float(np.abs(outs["package"] - outs["arenalite"]).max())
+    print(f"wrappers, 1 member at 1024 + 256 x 30, {threads_n} thread(s): package fit + "
+          f"predict_proba {seconds['package']:.2f} s, arenalite.models.predict "
+          f"{seconds['arenalite']:.2f} s, ratio {seconds['arenalite'] / seconds['package']:.2f}, "
+          f"max |diff| {diff:.1e}", flush=True)
+
+
 def data(n, m, h, seed=0):
     rng = np.random.default_rng(seed)
     x = rng.normal(size=(n + m, h)).astype(np.float32)
@@ -92,6 +133,9 @@ def main(argv=None) -> int:
     parser.add_argument("--skip-large", action="store_true")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--wrappers", action="store_true",
+                        help="also time the package's fit + predict_proba against "
+                             "arenalite.models.predict (one member, preprocessing included)")
     args = parser.parse_args(argv)
     try:
         import torch
@@ -134,6 +178,9 @@ def main(argv=None) -> int:
             print(f"{f'{n} + {m} x {h}':>18} {lib:>6} {medians[lib]:9.2f} "
                   f"{stage['column']:7.2f} {stage['row']:7.2f} {stage['icl+head']:8.2f} "
                   f"{ratio:>6} {f'{diff:.1e}' if lib == 'numpy' else '':>10}", flush=True)
+    if args.wrappers:
+        with tempfile.TemporaryDirectory(prefix="arenalite-bench-tabicl-") as folder:
+            wrappers(torch, TabICL, args.threads, args.repeats, Path(folder))
     if not args.skip_large:
         n, m, h = LARGE
         x, y = data(n, m, h)
