@@ -28,19 +28,9 @@ import time
 import tracemalloc
 from pathlib import Path
 
+import forward_bench  # bench/, beside this script
 
-def _threads(argv: list[str]) -> str:
-    """``--threads N`` read before numpy loads: OpenBLAS takes its thread count at import."""
-    for i, a in enumerate(argv):
-        if a == "--threads" and i + 1 < len(argv):
-            return argv[i + 1]
-        if a.startswith("--threads="):
-            return a.split("=", 1)[1]
-    return "1"
-
-
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[_var] = _threads(sys.argv[1:])
+forward_bench.set_blas_threads()
 
 import numpy as np  # noqa: E402
 
@@ -120,14 +110,6 @@ def wrappers(torch, TabICL, threads_n: int, repeats: int, folder: Path) -> None:
           f"max |diff| {diff:.1e}", flush=True)
 
 
-def data(n, m, h, seed=0):
-    rng = np.random.default_rng(seed)
-    x = rng.normal(size=(n + m, h)).astype(np.float32)
-    y = rng.integers(0, 3, n).astype(np.float32)
-    y[:3] = [0, 1, 2]
-    return x, y
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--skip-large", action="store_true")
@@ -159,7 +141,7 @@ def main(argv=None) -> int:
     print(f"{'shape':>18} {'lib':>6} {'median s':>9} {'column':>7} {'row':>7} "
           f"{'icl+head':>8} {'ratio':>6} {'max |diff|':>10}")
     for n, m, h in SHAPES:
-        x, y = data(n, m, h)
+        x, y = forward_bench.data(n, m, h)
         runs = {"torch": [], "numpy": []}
         outs = {}
         for i in range(args.repeats + 1):
@@ -183,7 +165,7 @@ def main(argv=None) -> int:
             wrappers(torch, TabICL, args.threads, args.repeats, Path(folder))
     if not args.skip_large:
         n, m, h = LARGE
-        x, y = data(n, m, h)
+        x, y = forward_bench.data(n, m, h)
         tracemalloc.start()
         t0 = time.perf_counter()
         forward(model, x[:n], y, x[n:])

@@ -28,19 +28,9 @@ import tracemalloc
 from collections import defaultdict
 from pathlib import Path
 
+import forward_bench  # bench/, beside this script
 
-def _threads(argv: list[str]) -> str:
-    """``--threads N`` read before numpy loads: OpenBLAS takes its thread count at import."""
-    for i, a in enumerate(argv):
-        if a == "--threads" and i + 1 < len(argv):
-            return argv[i + 1]
-        if a.startswith("--threads="):
-            return a.split("=", 1)[1]
-    return "1"
-
-
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[_var] = _threads(sys.argv[1:])
+forward_bench.set_blas_threads()
 
 import numpy as np  # noqa: E402
 
@@ -124,14 +114,6 @@ def time_torch_stages(model, clock: StageClock) -> None:
                 m.register_forward_hook(stop(stage))
 
 
-def data(n, m, h, seed=0):
-    rng = np.random.default_rng(seed)
-    x = rng.normal(size=(n + m, h)).astype(np.float32)
-    y = rng.integers(0, 3, n).astype(np.float32)
-    y[:3] = [0, 1, 2]
-    return x, y
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--skip-large", action="store_true")
@@ -161,7 +143,7 @@ def main(argv=None) -> int:
     print(f"{'shape':>18} {'lib':>6} {'median s':>9} {'column':>7} {'row':>7} {'icl':>7} "
           f"{'decoder':>7} {'ratio':>6} {'max |diff|':>10}")
     for n, m, h in SHAPES:
-        x, y = data(n, m, h)
+        x, y = forward_bench.data(n, m, h)
         runs = {"torch": [], "numpy": []}
         outs = {}
         for i in range(args.repeats + 1):
@@ -189,7 +171,7 @@ def main(argv=None) -> int:
                   f"{f'{diff:.1e}' if lib == 'numpy' else '':>10}", flush=True)
     if not args.skip_large:
         n, m, h = LARGE
-        x, y = data(n, m, h)
+        x, y = forward_bench.data(n, m, h)
         tracemalloc.start()
         t0 = time.perf_counter()
         forward(model, x[:n], y, x[n:])
