@@ -1,12 +1,13 @@
-"""GFLOP/s of the WebGPU bridge's matmul kernel under dawn.node, before and after a change.
+"""GFLOP/s of the WebGPU bridge's linear kernel under dawn.node, before and after a change.
 
     python bench/bench_webgpu_matmul.py [--repeats 5] [--rounds 2]
         [--baseline 7d30323 --baseline-tile 16x16] [--vulkan-icd JSON]
 
 Runs ``webgpu_bridge/bench/matmul.mjs`` (median of ``--repeats`` dispatches after a
 warm-up, GPU timestamps) on the transformer's shapes and on squares, for the kernel of
-this checkout and, with ``--baseline REV``, for ``webgpu_bridge/src/kernels/matmul.wgsl``
-as it was at git revision REV (7d30323: the one-thread-per-output kernel, 16 × 16
+this checkout (``webgpu_bridge/src/kernels/linear.wgsl``, input-major weights) and, with
+``--baseline REV``, for ``webgpu_bridge/src/kernels/matmul.wgsl`` (the bridge's matmul until
+the kernels were merged into one linear) as it was at git revision REV (7d30323: the one-thread-per-output kernel, 16 × 16
 outputs per workgroup), alternating them ``--rounds`` times on the same adapter and
 keeping each shape's best round. Default adapter: SwiftShader from Debian's chromium.
 """

@@ -48,7 +48,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "pkg"), str(ROOT / "bench")]
 
 from arenalite.models.tabicl.checkpoint import Checkpoint, write_safetensors  # noqa: E402
-from bench_tabicl import data, v2_config  # noqa: E402
+from bench_tabicl import v2_config  # noqa: E402
+from forward_bench import data  # noqa: E402
 
 WEIGHTS = "tabicl_v2_random.safetensors"
 

@@ -61,19 +61,20 @@ export async function runDistanceModel(engine, model, d) {
     await engine.device.queue.onSubmittedWorkDone();
     timer.add("embed", now() - t0);
 
-    const params = engine.uniform("dm.knn", [["u32", rows], ["u32", n], ["u32", F], ["u32", k]]);
+    const params = engine.uniform([["u32", rows], ["u32", n], ["u32", F], ["u32", k]]);
     await timer.stage(0, (pass) => {
       engine.dispatch(pass, pDist, { 0: params, 1: xq, 2: xc, 3: dist },
         [workgroups(n, 16), workgroups(rows, 16), 1]);
       if (isKnn) engine.dispatch(pass, pTop, { 0: params, 3: dist, 4: idx }, [workgroups(rows, 64), 1, 1]);
     });
 
-    const vote = engine.uniform("dm.vote", [["u32", rows], ["u32", n], ["u32", k], ["u32", C],
+    const vote = engine.uniform([["u32", rows], ["u32", n], ["u32", k], ["u32", C],
       ["f32", invT]]);
     await timer.stage("head", (pass) => {
       const bind = isKnn ? { 0: vote, 1: y, 2: idx, 4: out } : { 0: vote, 1: y, 3: dist, 4: out };
       engine.dispatch(pass, pVote, bind, [workgroups(rows, 64), 1, 1]);
     });
+    await timer.settle();
     t0 = now();
     const part = await engine.read(out, rows * width);
     storeBatch(output, part, start, rows, width, tstats);

@@ -1,18 +1,27 @@
 // GPU plumbing shared by the models: pipelines compiled once per (kernel, entry point),
-// buffers kept per role and reused while they are large enough, uniform blocks per
-// dispatch site, and timed stages that await the GPU work so the times are real (with
-// GPU timestamps of each pass when the device has `timestamp-query`; see timing.js).
+// buffers kept per role and reused while they are large enough, uniform blocks numbered per
+// submission, counters of what a call costs (dispatches, passes, submits, bytes uploaded),
+// and timed stages. A stage is one compute pass; without GPU timestamps each is submitted
+// and awaited, so its wall time is real (SPEC §8); with `timestamp-query` (timing.js) the
+// passes are recorded and submitted together, awaited once where the CPU needs a result
+// (`settle`, before every read-back), and each pass's GPU time comes from its timestamps.
 import { loadKernel } from "./kernels.js";
 import { TimestampQueries } from "./timing.js";
 
 const now = () => performance.now();
+const UNIFORM_BYTES = 128;
 
 export class Engine {
-  constructor(device) {
+  /**
+   * `defer` (default: when the device has `timestamp-query`): record timed passes and
+   * submit them together, one await per `settle` instead of one per pass.
+   */
+  constructor(device, { defer = true } = {}) {
     this.device = device;
     this.pipelines = new Map();
     this.buffers = new Map();
-    this.stats = { pipelinesCreated: 0, buffersCreated: 0, submits: 0 };
+    this.stats = { pipelinesCreated: 0, buffersCreated: 0, submits: 0, passes: 0, dispatches: 0,
+      bytesUploaded: 0 };
     const U = globalThis.GPUBufferUsage;
     this.usage = {
       storage: U.STORAGE | U.COPY_DST | U.COPY_SRC,
@@ -21,6 +30,11 @@ export class Engine {
     };
     /** The timestamp query set, or null when the device lacks `timestamp-query`. */
     this.timestamps = device.features?.has("timestamp-query") ? new TimestampQueries(device) : null;
+    this.deferred = Boolean(defer && this.timestamps);
+    this.recorded = [];       // finished command buffers of deferred passes, not yet submitted
+    this.scopeOpen = false;   // a validation error scope spans the deferred passes until settle
+    this.uniformsUsed = 0;    // uniform blocks written since the GPU was last idle
+    this.recording = false;   // inside a pass's record callback
   }
 
   /** The compute pipeline of `kernel`'s `entry`, compiled on first use. */
@@ -52,23 +66,39 @@ export class Engine {
     return buffer;
   }
 
-  /** Write a typed array into the role's buffer (queued before the next submit). */
-  upload(role, array) {
-    const buffer = this.buffer(role, array.byteLength);
-    this.device.queue.writeBuffer(buffer, 0, array.buffer, array.byteOffset, array.byteLength);
+  /**
+   * Write a typed array into `buffer` at byte `offset`. Deferred passes recorded before it
+   * are submitted first, so the write lands after the work that reads the old contents;
+   * inside a pass's `record` (a buffer made on first use: RoPE tables, SSMax vectors) the
+   * write is queued as it is, so it must not touch a buffer that a recorded pass uses.
+   */
+  write(buffer, array, offset = 0) {
+    if (!this.recording) this.submitRecorded();
+    this.device.queue.writeBuffer(buffer, offset, array.buffer, array.byteOffset, array.byteLength);
+    this.stats.bytesUploaded += array.byteLength;
     return buffer;
   }
 
-  /** A 32-byte uniform block from [["u32"|"f32", value], ...] for one dispatch site. */
-  uniform(role, fields) {
-    const data = new ArrayBuffer(32);
+  /** Write a typed array into the role's buffer (queued before the next submit). */
+  upload(role, array) {
+    return this.write(this.buffer(role, array.byteLength), array);
+  }
+
+  /**
+   * A uniform block from [["u32"|"f32", value], ...] (at most 32 fields) for the next
+   * dispatch. Blocks are numbered until the GPU is next idle, so no pass in flight or
+   * waiting to be submitted has its block overwritten.
+   */
+  uniform(fields) {
+    const data = new ArrayBuffer(UNIFORM_BYTES);
     const view = new DataView(data);
     fields.forEach(([type, value], i) => {
       if (type === "f32") view.setFloat32(4 * i, value, true);
       else view.setUint32(4 * i, value, true);
     });
-    const buffer = this.buffer(`uniform:${role}`, 32, "uniform");
+    const buffer = this.buffer(`uniform:${this.uniformsUsed++}`, UNIFORM_BYTES, "uniform");
     this.device.queue.writeBuffer(buffer, 0, data);
+    this.stats.bytesUploaded += UNIFORM_BYTES;
     return buffer;
   }
 
@@ -83,6 +113,22 @@ export class Engine {
     pass.setPipeline(pipeline);
     pass.setBindGroup(0, bindGroup);
     pass.dispatchWorkgroups(...groups);
+    this.stats.dispatches++;
+  }
+
+  /** `record(pass)` in one compute pass (timestamps into query `pair` unless null); the command buffer. */
+  async encode(record, pair) {
+    const encoder = this.device.createCommandEncoder();
+    const pass = encoder.beginComputePass(pair === null ? {} : { timestampWrites: this.timestamps.writes(pair) });
+    this.recording = true;
+    try {
+      await record(pass);
+    } finally {
+      this.recording = false;
+    }
+    pass.end();
+    this.stats.passes++;
+    return encoder.finish();
   }
 
   /**
@@ -92,22 +138,49 @@ export class Engine {
    * Validation errors throw.
    */
   async stage(record, pair = null) {
+    await this.settle();
     const t0 = now();
     this.device.pushErrorScope("validation");
-    const encoder = this.device.createCommandEncoder();
-    const pass = encoder.beginComputePass(pair === null ? {} : { timestampWrites: this.timestamps.writes(pair) });
-    await record(pass);
-    pass.end();
-    this.device.queue.submit([encoder.finish()]);
+    this.device.queue.submit([await this.encode(record, pair)]);
     this.stats.submits++;
     const error = await this.device.popErrorScope();
     await this.device.queue.onSubmittedWorkDone();
+    this.uniformsUsed = 0;
     if (error) throw new Error(`WebGPU validation error: ${error.message}`);
     return now() - t0;
   }
 
+  /** Record `record(pass)` as one deferred pass (submitted by the next write, read or settle). */
+  async defer(record, pair) {
+    if (!this.scopeOpen) {
+      this.device.pushErrorScope("validation");
+      this.scopeOpen = true;
+    }
+    this.recorded.push(await this.encode(record, pair));
+  }
+
+  /** Submit the deferred passes recorded so far, without waiting for them. */
+  submitRecorded() {
+    if (!this.recorded.length) return;
+    this.device.queue.submit(this.recorded);
+    this.stats.submits++;
+    this.recorded = [];
+  }
+
+  /** Submit what is recorded and await the GPU; validation errors of deferred passes throw. */
+  async settle() {
+    this.submitRecorded();
+    if (!this.scopeOpen) return;
+    this.scopeOpen = false;
+    const error = await this.device.popErrorScope();
+    await this.device.queue.onSubmittedWorkDone();
+    this.uniformsUsed = 0;
+    if (error) throw new Error(`WebGPU validation error: ${error.message}`);
+  }
+
   /** Copy `floats` values of a buffer back to the CPU (awaits mapAsync). */
   async read(buffer, floats) {
+    await this.settle();
     const bytes = floats * 4;
     const staging = this.buffer(`read:${buffer.label}`, bytes, "read");
     const encoder = this.device.createCommandEncoder();
@@ -117,6 +190,7 @@ export class Engine {
     await staging.mapAsync(globalThis.GPUMapMode.READ, 0, bytes);
     const out = new Float32Array(staging.getMappedRange(0, bytes).slice(0));
     staging.unmap();
+    this.uniformsUsed = 0;
     return out;
   }
 

@@ -10,7 +10,8 @@ export { TIE_TOLERANCE, mergeNearTies, rocAuc, logLoss, rmse, taskScore } from "
 export { loadWeights, parseWeights, expectedShapes, sha256Hex } from "./weights.js";
 export { validateData, columnStats, standardize, targetStats } from "./data.js";
 export { describeAdapter } from "./gpu.js";
-export { KERNELS, MATMUL_TILE, loadKernel } from "./kernels.js";
+export { KERNELS, LINEAR_TILE, loadKernel } from "./kernels.js";
+export { Operators } from "./operators.js";
 export { contextRows, fmShapes, loadFmWeights, rowHash, runTabularFM } from "./tabular_fm.js";
 export { parseSafetensors } from "./safetensors.js";
 // TabICL without Python: checkpoints (.ckpt through a restricted unpickler, or safetensors), preprocessing, ensemble

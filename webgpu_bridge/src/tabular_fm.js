@@ -6,8 +6,8 @@
 import { columnStats, targetStats } from "./data.js";
 import { batchRows, now, workgroups } from "./engine.js";
 import { readBytes } from "./io.js";
-import { MATMUL_TILE } from "./kernels.js";
 import { checkLimits } from "./models.js";
+import { Operators, fold } from "./operators.js";
 import { parseSafetensors } from "./safetensors.js";
 import { StageTimer } from "./timing.js";
 import { sha256Hex } from "./weights.js";
@@ -130,7 +130,7 @@ export function fmInputs(d, cfg) {
     queries: standardizeClipped(d.xTest, d.m, d.F, stats) };
 }
 
-const PIPELINES = ["matmul", "layer_norm", "gelu_mlp", "fm_embed", "attention", "fm_head"];
+const PIPELINES = ["fm_embed", "fm_head"];
 const uploaded = new WeakMap();
 
 /** Weight buffers per engine: every tensor, plus the packed embedding and head blocks. */
@@ -159,18 +159,18 @@ function weightBuffers(engine, w) {
 
 /** Workgroup counts for `count` invocations of 64, folded into y past 65535 groups. */
 function groups64(count) {
-  const g = workgroups(count, 64);
-  return g <= 65535 ? [g, 1, 1] : [65535, Math.ceil(g / 65535), 1];
+  return fold(workgroups(count, 64));
 }
 
 class FmEncoder {
   static async create(engine, weights, n, F) {
-    const made = await Promise.all(PIPELINES.map((k) => engine.pipeline(k)));
-    return new FmEncoder(engine, weights, n, F, Object.fromEntries(PIPELINES.map((k, i) => [k, made[i]])));
+    const [ops, ...made] = await Promise.all([Operators.create(engine), ...PIPELINES.map((k) => engine.pipeline(k))]);
+    return new FmEncoder(engine, weights, n, F, ops, Object.fromEntries(PIPELINES.map((k, i) => [k, made[i]])));
   }
 
-  constructor(engine, weights, n, F, pipelines) {
+  constructor(engine, weights, n, F, ops, pipelines) {
     this.engine = engine;
+    this.ops = ops;
     this.cfg = weights.config;
     this.w = weightBuffers(engine, weights);
     this.p = pipelines;
@@ -192,35 +192,41 @@ class FmEncoder {
       k: buf("k", D), v: buf("v", D), o: buf("o", D), mid: buf("mid", dMlp) };
   }
 
-  matmul(pass, role, a, M, K, N, prefix, out, accumulate = 0) {
-    const u = this.engine.uniform(role, [["u32", M], ["u32", K], ["u32", N], ["u32", accumulate]]);
-    this.engine.dispatch(pass, this.p.matmul,
-      { 0: u, 1: a, 2: this.w.get(`${prefix}.w`), 3: this.w.get(`${prefix}.b`), 4: out },
-      [workgroups(N, MATMUL_TILE.cols), workgroups(M, MATMUL_TILE.rows), 1]);
+  /** out = act(a @ W + b) (or out += ...), a: M × K, W: K × N (tensors `${prefix}.w`, `.b`). */
+  matmul(pass, a, M, K, N, prefix, out, { accumulate = false, act = null } = {}) {
+    this.ops.linear(pass, { a, M, K, N, w: this.w.get(`${prefix}.w`), layout: "input-major", b: this.w.get(`${prefix}.b`),
+      out, accumulate, act });
   }
 
-  layerNorm(pass, role, x, tokens, prefix, out) {
-    const u = this.engine.uniform(role, [["u32", tokens], ["u32", this.cfg.d_model], ["f32", this.cfg.ln_eps]]);
-    this.engine.dispatch(pass, this.p.layer_norm,
-      { 0: u, 1: x, 2: this.w.get(`${prefix}.g`), 3: this.w.get(`${prefix}.b`), 4: out },
-      [workgroups(tokens, 64), 1, 1]);
+  layerNorm(pass, x, tokens, prefix, out) {
+    this.ops.layerNorm(pass, { x, rows: tokens, D: this.cfg.d_model, eps: this.cfg.ln_eps, g: this.w.get(`${prefix}.g`),
+      b: this.w.get(`${prefix}.b`), out });
   }
 
   embed(pass, pre, rows, s, mode) {
     const { d_model: D, max_classes: C } = this.cfg;
-    const u = this.engine.uniform(`fm.${pre}.embed`, [["u32", rows], ["u32", this.F], ["u32", D],
+    const u = this.engine.uniform([["u32", rows], ["u32", this.F], ["u32", D],
       ["u32", mode], ["u32", 5 * D], ["u32", 5 * D + C * D]]);
     this.engine.dispatch(pass, this.p.fm_embed, { 0: u, 1: s.x, 2: s.y, 3: this.w.get("pack.embed"), 4: s.h },
       groups64(rows * this.T * D));
   }
 
-  /** Attention of every token of `rows` rows over `keys` key tokens (kernels/attention.wgsl). */
-  attention(pass, role, q, k, v, out, rows, { keys, block, column, stride }) {
+  /**
+   * Attention of the tokens of `rows` rows (T each, rows of D floats): `feature` within each
+   * row (batch = row, keys its T tokens); else each token column over the n context rows'
+   * same column (batch = column, row stride T tokens).
+   */
+  attention(pass, q, k, v, out, rows, feature) {
     const { d_model: D, n_heads: H } = this.cfg;
-    const dh = D / H;
-    const u = this.engine.uniform(role, [["u32", rows * this.T], ["u32", keys], ["u32", H], ["u32", dh],
-      ["f32", 1 / Math.sqrt(dh)], ["u32", block], ["u32", column], ["u32", stride]]);
-    this.engine.dispatch(pass, this.p.attention, { 0: u, 1: q, 2: k, 3: v, 4: out }, groups64(rows * this.T * H));
+    const T = this.T;
+    const common = { q, k, v, out, H, dh: D / H };
+    if (feature) {
+      this.ops.attention(pass, { ...common, batches: rows, Tq: T, keys: T, qBatch: T * D, qRow: D,
+        kBatch: T * D, kRow: D, oBatch: T * D, oRow: D });
+    } else {
+      this.ops.attention(pass, { ...common, batches: T, Tq: rows, keys: this.n, qBatch: D, qRow: T * D,
+        kBatch: D, kRow: T * D, oBatch: D, oRow: T * D });
+    }
   }
 
   /** Layer l on `rows` rows of stream s; the context pass fills the layer's K/V cache. */
@@ -228,34 +234,28 @@ class FmEncoder {
     const { d_model: D, d_mlp: dMlp } = this.cfg;
     const tokens = rows * this.T;
     const p = `layers.${l}.`;
-    const role = `fm.${pre}.${l}`;
-    this.layerNorm(pass, `${role}.fa.ln`, s.h, tokens, `${p}fa.ln`, s.a);
-    for (const n of ["q", "k", "v"]) this.matmul(pass, `${role}.fa.${n}`, s.a, tokens, D, D, `${p}fa.${n}`, s[n]);
-    this.attention(pass, `${role}.fa`, s.q, s.k, s.v, s.o, rows,
-      { keys: this.T, block: this.T, column: 1, stride: 1 });
-    this.matmul(pass, `${role}.fa.o`, s.o, tokens, D, D, `${p}fa.o`, s.h, 1);
-    this.layerNorm(pass, `${role}.ra.ln`, s.h, tokens, `${p}ra.ln`, s.a);
+    this.layerNorm(pass, s.h, tokens, `${p}fa.ln`, s.a);
+    for (const n of ["q", "k", "v"]) this.matmul(pass, s.a, tokens, D, D, `${p}fa.${n}`, s[n]);
+    this.attention(pass, s.q, s.k, s.v, s.o, rows, true);
+    this.matmul(pass, s.o, tokens, D, D, `${p}fa.o`, s.h, { accumulate: true });
+    this.layerNorm(pass, s.h, tokens, `${p}ra.ln`, s.a);
     const kv = this.kv[l];
     if (context) {
-      this.matmul(pass, `${role}.ra.k`, s.a, tokens, D, D, `${p}ra.k`, kv.k);
-      this.matmul(pass, `${role}.ra.v`, s.a, tokens, D, D, `${p}ra.v`, kv.v);
+      this.matmul(pass, s.a, tokens, D, D, `${p}ra.k`, kv.k);
+      this.matmul(pass, s.a, tokens, D, D, `${p}ra.v`, kv.v);
       if (l === this.cfg.n_layers - 1) return;
     }
-    this.matmul(pass, `${role}.ra.q`, s.a, tokens, D, D, `${p}ra.q`, s.q);
-    this.attention(pass, `${role}.ra`, s.q, kv.k, kv.v, s.o, rows,
-      { keys: this.n, block: 0, column: this.T, stride: this.T });
-    this.matmul(pass, `${role}.ra.o`, s.o, tokens, D, D, `${p}ra.o`, s.h, 1);
-    this.layerNorm(pass, `${role}.mlp.ln`, s.h, tokens, `${p}mlp.ln`, s.a);
-    const u = this.engine.uniform(`${role}.mlp.w1`, [["u32", tokens], ["u32", D], ["u32", dMlp]]);
-    this.engine.dispatch(pass, this.p.gelu_mlp,
-      { 0: u, 1: s.a, 2: this.w.get(`${p}mlp.w1.w`), 3: this.w.get(`${p}mlp.w1.b`), 4: s.mid },
-      [workgroups(dMlp, 16), workgroups(tokens, 16), 1]);
-    this.matmul(pass, `${role}.mlp.w2`, s.mid, tokens, dMlp, D, `${p}mlp.w2`, s.h, 1);
+    this.matmul(pass, s.a, tokens, D, D, `${p}ra.q`, s.q);
+    this.attention(pass, s.q, kv.k, kv.v, s.o, rows, false);
+    this.matmul(pass, s.o, tokens, D, D, `${p}ra.o`, s.h, { accumulate: true });
+    this.layerNorm(pass, s.h, tokens, `${p}mlp.ln`, s.a);
+    this.matmul(pass, s.a, tokens, D, dMlp, `${p}mlp.w1`, s.mid, { act: "gelu_tanh" });
+    this.matmul(pass, s.mid, tokens, dMlp, D, `${p}mlp.w2`, s.h, { accumulate: true });
   }
 
   head(pass, rows, s, C, out) {
     const { d_model: D, max_classes: maxC, ln_eps: eps } = this.cfg;
-    const u = this.engine.uniform("fm.q.head", [["u32", rows], ["u32", this.T], ["u32", D], ["u32", maxC],
+    const u = this.engine.uniform([["u32", rows], ["u32", this.T], ["u32", D], ["u32", maxC],
       ["u32", C], ["f32", eps]]);
     this.engine.dispatch(pass, this.p.fm_head, { 0: u, 1: s.h, 2: this.w.get("pack.head"), 3: out },
       [workgroups(rows, 64), 1, 1]);
@@ -277,8 +277,8 @@ export async function runTabularFM(engine, model, d) {
   const B = batchRows(model, 256, d.m);
   const enc = await FmEncoder.create(engine, weights, inp.n, d.F);
   const ctx = enc.streams("ctx", inp.n);
-  engine.device.queue.writeBuffer(ctx.x, 0, inp.x);
-  engine.device.queue.writeBuffer(ctx.y, 0, inp.y);
+  engine.write(ctx.x, inp.x);
+  engine.write(ctx.y, inp.y);
   timer.add("embed", now() - t0);
   await timer.stage("embed", (pass) => enc.embed(pass, "ctx", inp.n, ctx, inp.tstats ? 1 : 0));
   for (let l = 0; l < cfg.n_layers; l++) {
@@ -291,14 +291,13 @@ export async function runTabularFM(engine, model, d) {
   const raw = new Float32Array(d.m * width);
   for (let start = 0; start < d.m; start += B) {
     const rows = Math.min(B, d.m - start);
-    await timer.stage("embed", (pass) => {
-      engine.device.queue.writeBuffer(qs.x, 0, inp.queries.subarray(start * d.F, (start + rows) * d.F));
-      enc.embed(pass, "q", rows, qs, 2);
-    });
+    engine.write(qs.x, inp.queries.subarray(start * d.F, (start + rows) * d.F));
+    await timer.stage("embed", (pass) => enc.embed(pass, "q", rows, qs, 2));
     for (let l = 0; l < cfg.n_layers; l++) {
       await timer.stage(l, (pass) => enc.layer(pass, "q", l, rows, qs, false));
     }
     await timer.stage("head", (pass) => enc.head(pass, rows, qs, d.C, out));
+    await timer.settle();
     const th = now();
     raw.set(await engine.read(out, rows * width), start * width);
     timer.add("head", now() - th);

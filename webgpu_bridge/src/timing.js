@@ -4,6 +4,7 @@
 // beginning and end of each compute pass, read back once after the timed work.
 
 const QUERY_PAIRS = 1024;
+const now = () => performance.now();
 
 /** The stage a timing belongs to: "embed", "head" or a layer index. */
 function checkStage(stage, nLayers) {
@@ -51,8 +52,14 @@ export class TimestampQueries {
 /**
  * Timings of one call: `stage(name, record)` runs a timed compute pass through the
  * engine, `add(name, ms)` adds CPU-side time (standardization, uploads) to a stage's wall
- * time, `batch()` counts a query batch, and `finish()` gives
- * {embed, layers, head, total, batches, gpu: {embed, layers, head, total} | null}.
+ * time, `batch()` counts a query batch, `settle()` awaits the passes recorded so far (call
+ * it before timing a read-back), and `finish()` gives
+ * {embed, layers, head, total, batches, deferred, gpu: {embed, layers, head, total} | null}.
+ *
+ * On a deferred engine (timestamps; Engine) passes are recorded, not awaited one by one: a
+ * settle awaits them all at once and shares the wall time since the first of them among
+ * their stages in proportion to their GPU times (evenly where the timestamps read zero).
+ * Otherwise each pass is awaited and its stage gets its own wall time.
  */
 export class StageTimer {
   constructor(engine, nLayers) {
@@ -60,7 +67,9 @@ export class StageTimer {
     this.nLayers = nLayers;
     this.wall = { embed: 0, layers: new Array(nLayers).fill(0), head: 0 };
     this.gpu = engine.timestamps ? { embed: 0, layers: new Array(nLayers).fill(0), head: 0 } : null;
+    this.deferred = Boolean(engine.deferred);
     this.pending = [];
+    this.since = null;  // deferred: when the first unsettled pass was recorded
     this.batches = 0;
   }
 
@@ -77,25 +86,41 @@ export class StageTimer {
   /** One compute pass timed as part of `stage`; its GPU time is read back later. */
   async stage(stage, record) {
     checkStage(stage, this.nLayers);
-    if (this.gpu && this.pending.length === QUERY_PAIRS) await this._collect();
+    if (this.gpu && this.pending.length === QUERY_PAIRS) await this.settle();
     const pair = this.gpu ? this.pending.push(stage) - 1 : null;
-    this._addTo(this.wall, stage, await this.engine.stage(record, pair));
+    if (!this.deferred) {
+      this._addTo(this.wall, stage, await this.engine.stage(record, pair));
+      return;
+    }
+    this.since ??= now();
+    await this.engine.defer(record, pair);
   }
 
   batch() {
     this.batches++;
   }
 
-  async _collect() {
+  /** Await the recorded passes and book their times (wall shares and GPU times). */
+  async settle() {
+    if (!this.pending.length) return;
+    await this.engine.settle();
+    const wall = this.since === null ? 0 : now() - this.since;
     const ms = await this.engine.timestamps.durations(this.pending.length);
-    this.pending.forEach((stage, i) => this._addTo(this.gpu, stage, ms[i]));
+    const gpuTotal = ms.reduce((a, b) => a + b, 0);
+    this.pending.forEach((stage, i) => {
+      this._addTo(this.gpu, stage, ms[i]);
+      if (this.deferred) {
+        this._addTo(this.wall, stage, gpuTotal > 0 ? (wall * ms[i]) / gpuTotal : wall / this.pending.length);
+      }
+    });
     this.pending = [];
+    this.since = null;
   }
 
   async finish() {
     const sum = (t) => t.embed + t.layers.reduce((a, b) => a + b, 0) + t.head;
-    if (this.gpu && this.pending.length) await this._collect();
-    return { ...this.wall, total: sum(this.wall), batches: this.batches,
+    await this.settle();
+    return { ...this.wall, total: sum(this.wall), batches: this.batches, deferred: this.deferred,
       gpu: this.gpu && { ...this.gpu, total: sum(this.gpu) } };
   }
 }

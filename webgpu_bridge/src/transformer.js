@@ -3,8 +3,8 @@
 // run in batches that attend to those cached keys/values only.
 import { columnStats, gpuLabels, standardize, storeBatch, targetStats } from "./data.js";
 import { batchRows, now, workgroups } from "./engine.js";
-import { MATMUL_TILE } from "./kernels.js";
 import { checkLimits } from "./models.js";
+import { Operators } from "./operators.js";
 import { StageTimer } from "./timing.js";
 
 const weightBuffers = new WeakMap();
@@ -24,7 +24,7 @@ function uploadWeights(engine, weights) {
   return buffers;
 }
 
-const PIPELINES = ["matmul", "gelu_mlp", "layer_norm", "attention", "head", "embed"];
+const PIPELINES = ["head", "embed"];
 
 /**
  * The encoder's dispatches for one call: weights buffers, pipelines and the per-layer
@@ -33,12 +33,13 @@ const PIPELINES = ["matmul", "gelu_mlp", "layer_norm", "attention", "head", "emb
  */
 class Encoder {
   static async create(engine, weights, n) {
-    const pipelines = await Promise.all(PIPELINES.map((k) => engine.pipeline(k)));
-    return new Encoder(engine, weights, n, Object.fromEntries(PIPELINES.map((k, i) => [k, pipelines[i]])));
+    const [ops, ...pipelines] = await Promise.all([Operators.create(engine), ...PIPELINES.map((k) => engine.pipeline(k))]);
+    return new Encoder(engine, weights, n, ops, Object.fromEntries(PIPELINES.map((k, i) => [k, pipelines[i]])));
   }
 
-  constructor(engine, weights, n, pipelines) {
+  constructor(engine, weights, n, ops, pipelines) {
     this.engine = engine;
+    this.ops = ops;
     this.cfg = weights.config;
     this.buffers = uploadWeights(engine, weights);
     this.p = pipelines;
@@ -61,25 +62,22 @@ class Encoder {
       mid: buf("mid", dMlp) };
   }
 
-  /** out = a @ W + b (or out += ... when accumulate), a: M × K, W: K × N. */
-  matmul(pass, role, a, M, K, N, weight, bias, out, accumulate = 0) {
-    const u = this.engine.uniform(role, [["u32", M], ["u32", K], ["u32", N], ["u32", accumulate]]);
-    this.engine.dispatch(pass, this.p.matmul, { 0: u, 1: a, 2: this.w(weight), 3: this.w(bias), 4: out },
-      [workgroups(N, MATMUL_TILE.cols), workgroups(M, MATMUL_TILE.rows), 1]);
+  /** out = act(a @ W + b) (or out += ... when accumulate), a: M × K, W: K × N. */
+  matmul(pass, a, M, K, N, weight, bias, out, { accumulate = false, act = null } = {}) {
+    this.ops.linear(pass, { a, M, K, N, w: this.w(weight), layout: "input-major", b: this.w(bias), out, accumulate, act });
   }
 
-  layerNorm(pass, role, x, rows, prefix, out) {
-    const u = this.engine.uniform(role, [["u32", rows], ["u32", this.cfg.d_model], ["f32", this.cfg.ln_eps]]);
-    this.engine.dispatch(pass, this.p.layer_norm,
-      { 0: u, 1: x, 2: this.w(`${prefix}.g`), 3: this.w(`${prefix}.b`), 4: out }, [workgroups(rows, 64), 1, 1]);
+  layerNorm(pass, x, rows, prefix, out) {
+    this.ops.layerNorm(pass, { x, rows, D: this.cfg.d_model, eps: this.cfg.ln_eps, g: this.w(`${prefix}.g`),
+      b: this.w(`${prefix}.b`), out });
   }
 
   /** Row embedding of `rows` rows of s.x into s.h, plus the label embedding for context rows. */
   embed(pass, pre, rows, s, labels = null, regression = false) {
     const { d_in: dIn, d_model: D } = this.cfg;
-    this.matmul(pass, `${pre}.embed`, s.x, rows, dIn, D, "embed.w", "embed.b", s.h);
+    this.matmul(pass, s.x, rows, dIn, D, "embed.w", "embed.b", s.h);
     if (!labels) return;
-    const u = this.engine.uniform(`${pre}.label`, [["u32", rows], ["u32", D], ["u32", regression ? 1 : 0]]);
+    const u = this.engine.uniform([["u32", rows], ["u32", D], ["u32", regression ? 1 : 0]]);
     this.engine.dispatch(pass, this.p.embed,
       { 0: u, 1: labels, 2: this.w("label.w"), 3: this.w("label.reg"), 4: s.h }, [workgroups(rows * D, 64), 1, 1]);
   }
@@ -92,50 +90,43 @@ class Encoder {
   layer(pass, pre, l, rows, s, context) {
     const D = this.cfg.d_model;
     const p = `layers.${l}.`;
-    const role = `${pre}.${l}`;
-    this.layerNorm(pass, `${role}.ln1`, s.h, rows, `${p}ln1`, s.a);
+    this.layerNorm(pass, s.h, rows, `${p}ln1`, s.a);
     if (context) {
-      this.matmul(pass, `${role}.k`, s.a, rows, D, D, `${p}attn.wk`, `${p}attn.bk`, this.kv[l].k);
-      this.matmul(pass, `${role}.v`, s.a, rows, D, D, `${p}attn.wv`, `${p}attn.bv`, this.kv[l].v);
+      this.matmul(pass, s.a, rows, D, D, `${p}attn.wk`, `${p}attn.bk`, this.kv[l].k);
+      this.matmul(pass, s.a, rows, D, D, `${p}attn.wv`, `${p}attn.bv`, this.kv[l].v);
       if (l === this.cfg.n_layers - 1) return;
     }
-    this.matmul(pass, `${role}.q`, s.a, rows, D, D, `${p}attn.wq`, `${p}attn.bq`, s.q);
-    this.attention(pass, role, l, rows, s);
-    this.matmul(pass, `${role}.o`, s.o, rows, D, D, `${p}attn.wo`, `${p}attn.bo`, s.h, 1);
-    this.layerNorm(pass, `${role}.ln2`, s.h, rows, `${p}ln2`, s.a);
-    this.mlp(pass, role, p, rows, s);
+    this.matmul(pass, s.a, rows, D, D, `${p}attn.wq`, `${p}attn.bq`, s.q);
+    this.attention(pass, l, rows, s);
+    this.matmul(pass, s.o, rows, D, D, `${p}attn.wo`, `${p}attn.bo`, s.h, { accumulate: true });
+    this.layerNorm(pass, s.h, rows, `${p}ln2`, s.a);
+    this.mlp(pass, p, rows, s);
   }
 
-  /** Every row's queries against the cached context keys/values of layer l. */
-  attention(pass, role, l, rows, s) {
+  /** Every row's queries against the cached context keys/values of layer l (one batch). */
+  attention(pass, l, rows, s) {
     const { d_model: D, n_heads: H } = this.cfg;
-    const dh = D / H;
-    const u = this.engine.uniform(`${role}.attn`, [["u32", rows], ["u32", this.n], ["u32", H],
-      ["u32", dh], ["f32", 1 / Math.sqrt(dh)], ["u32", 0], ["u32", 1], ["u32", 1]]);
-    this.engine.dispatch(pass, this.p.attention, { 0: u, 1: s.q, 2: this.kv[l].k, 3: this.kv[l].v, 4: s.o },
-      [workgroups(rows * H, 64), 1, 1]);
+    this.ops.attention(pass, { q: s.q, k: this.kv[l].k, v: this.kv[l].v, out: s.o, batches: 1, Tq: rows,
+      keys: this.n, H, dh: D / H, qBatch: 0, qRow: D, kBatch: 0, kRow: D, oBatch: 0, oRow: D });
   }
 
-  /** h += GELU(a @ w1 + b1) @ w2 + b2. */
-  mlp(pass, role, p, rows, s) {
+  /** h += GELU(a @ w1 + b1) @ w2 + b2 (tanh GELU). */
+  mlp(pass, p, rows, s) {
     const { d_model: D, d_mlp: dMlp } = this.cfg;
-    const u = this.engine.uniform(`${role}.mlp1`, [["u32", rows], ["u32", D], ["u32", dMlp]]);
-    this.engine.dispatch(pass, this.p.gelu_mlp,
-      { 0: u, 1: s.a, 2: this.w(`${p}mlp.w1`), 3: this.w(`${p}mlp.b1`), 4: s.mid },
-      [workgroups(dMlp, 16), workgroups(rows, 16), 1]);
-    this.matmul(pass, `${role}.mlp2`, s.mid, rows, dMlp, D, `${p}mlp.w2`, `${p}mlp.b2`, s.h, 1);
+    this.matmul(pass, s.a, rows, D, dMlp, `${p}mlp.w1`, `${p}mlp.b1`, s.mid, { act: "gelu_tanh" });
+    this.matmul(pass, s.mid, rows, dMlp, D, `${p}mlp.w2`, `${p}mlp.b2`, s.h, { accumulate: true });
   }
 
   /** Head on `rows` query rows: softmax over the first C logits, or the regression output. */
   head(pass, rows, s, C, regression, logits, out) {
     const { d_model: D, max_classes: maxC } = this.cfg;
-    this.layerNorm(pass, "q.head.ln", s.h, rows, "head.ln", s.a);
+    this.layerNorm(pass, s.h, rows, "head.ln", s.a);
     if (regression) {
-      this.matmul(pass, "q.head.reg", s.a, rows, D, 1, "head.reg.w", "head.reg.b", out);
+      this.matmul(pass, s.a, rows, D, 1, "head.reg.w", "head.reg.b", out);
       return;
     }
-    this.matmul(pass, "q.head.cls", s.a, rows, D, maxC, "head.cls.w", "head.cls.b", logits);
-    const u = this.engine.uniform("q.head.softmax", [["u32", rows], ["u32", maxC], ["u32", C]]);
+    this.matmul(pass, s.a, rows, D, maxC, "head.cls.w", "head.cls.b", logits);
+    const u = this.engine.uniform([["u32", rows], ["u32", maxC], ["u32", C]]);
     this.engine.dispatch(pass, this.p.head, { 0: u, 1: logits, 2: out }, [workgroups(rows, 64), 1, 1]);
   }
 }
@@ -151,7 +142,7 @@ async function contextPass(enc, d, timer) {
   const stats = columnStats(d.xTrain, d.n, d.F);
   const tstats = d.task === "regression" ? targetStats(d.yTrain) : null;
   const ctx = enc.streams("ctx", d.n);
-  engine.device.queue.writeBuffer(ctx.x, 0, standardize(d.xTrain, d.n, d.F, stats, cfg.d_in));
+  engine.write(ctx.x, standardize(d.xTrain, d.n, d.F, stats, cfg.d_in));
   const labels = engine.upload("ctx.y", gpuLabels(d.yTrain, d.task, tstats));
   const queries = standardize(d.xTest, d.m, d.F, stats, cfg.d_in);
   timer.add("embed", now() - t0);
@@ -173,14 +164,13 @@ async function queryBatches(enc, d, queries, B, tstats, timer) {
   const output = new Float32Array(d.m * width);
   for (let start = 0; start < d.m; start += B) {
     const rows = Math.min(B, d.m - start);
-    await timer.stage("embed", (pass) => {
-      engine.device.queue.writeBuffer(qs.x, 0, queries.subarray(start * cfg.d_in, (start + rows) * cfg.d_in));
-      enc.embed(pass, "q", rows, qs);
-    });
+    engine.write(qs.x, queries.subarray(start * cfg.d_in, (start + rows) * cfg.d_in));
+    await timer.stage("embed", (pass) => enc.embed(pass, "q", rows, qs));
     for (let l = 0; l < cfg.n_layers; l++) {
       await timer.stage(l, (pass) => enc.layer(pass, "q", l, rows, qs, false));
     }
     await timer.stage("head", (pass) => enc.head(pass, rows, qs, d.C, Boolean(tstats), logits, out));
+    await timer.settle();
     const t0 = now();
     storeBatch(output, await engine.read(out, rows * width), start, rows, width, tstats);
     timer.add("head", now() - t0);

@@ -11,7 +11,7 @@ const LIB = "/usr/lib/chromium";
 const ICD = `${LIB}/vk_swiftshader_icd.json`;
 const allowMissing = process.env.ARENALITE_ALLOW_NO_BROWSER === "1";
 
-test("the models and the tiled matmul on dawn.node match the float64 reference", (t) => {
+test("the models, the tiled linear and the tiled attention on dawn.node match the float64 reference", (t) => {
   if (!existsSync(ICD) || !existsSync(`${LIB}/libvulkan.so.1`)) {
     if (allowMissing) return t.skip(`no ${ICD} (ARENALITE_ALLOW_NO_BROWSER=1)`);
     assert.fail(`${ICD} or ${LIB}/libvulkan.so.1 is missing: install Debian's chromium ` +
@@ -43,7 +43,9 @@ test("the models and the tiled matmul on dawn.node match the float64 reference",
     assert.ok(g.layers.every((v) => v > 0) && g.total > 0, `${r.model}/${r.task}: no GPU time in ${JSON.stringify(g)}`);
     assert.ok(Math.abs(g.total - (g.embed + g.layers.reduce((a, b) => a + b, 0) + g.head)) < 1e-9);
   }
-  for (const { shape, maxDiff } of report.matmul) assert.ok(maxDiff < 1e-5, `matmul ${shape}: ${maxDiff}`);
+  for (const { shape, layout, maxDiff } of report.linear) assert.ok(maxDiff < 1e-5, `linear ${shape} ${layout}: ${maxDiff}`);
+  assert.equal(report.attention.length, 7);
+  for (const { shape, ssmax, maxDiff } of report.attention) assert.ok(maxDiff < 2e-6, `attention ${shape} ${ssmax}: ${maxDiff}`);
   const tr = report.runs.filter((r) => r.model === "icl_transformer");
   assert.ok(tr.every((r) => r.timings.layers.length === 2 && r.timings.batches === 3));
   // One context pass per predict (the KV cache) although the queries ran in 3 batches.

@@ -203,7 +203,7 @@ gpuTest("exact GELU: the WGSL erfc approximation against a float64 erf", (r) => 
   }
   console.log(`exact GELU on [-12, 12], ${xs.length} points: max abs error ${maxAbs.toExponential(2)}, ` +
     `max relative error ${maxRel.toExponential(2)}`);
-  // measured on SwiftShader: 3.7e-7 and 4.1e-7 (kernels/tabicl_math.wgsl)
+  // measured on SwiftShader: 3.7e-7 and 4.1e-7 (kernels/math.wgsl)
   assert.ok(maxAbs < 5e-7, `max abs error ${maxAbs}`);
   assert.ok(maxRel < 1e-6, `max relative error ${maxRel}`);
 });

@@ -108,7 +108,7 @@ async function chunking(engine) {
       vsUnchunked: maxDiff(tree.output, treeFull.output), output: maxDiff(tree.output, g.z.get("output").data) } };
 }
 
-/** Exact GELU of tabicl_linear (identity weight) on a grid, against a float64 erf. */
+/** Exact GELU of the linear kernel (identity weight) on a grid, against a float64 erf. */
 async function gelu(engine) {
   const xs = Float32Array.from({ length: 24 * 1024 + 1 }, (_, i) => -12 + i / 1024);
   const one = { config: {}, tensors: new Map([["one", Float32Array.of(1)]]), shapes: new Map([["one", [1, 1]]]) };

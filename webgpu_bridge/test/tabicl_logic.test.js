@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { mixedRadixBases, targetPasses } from "../src/tabicl/column.js";
 import { classGroups } from "../src/tabicl/icl.js";
-import { TABICL_KERNELS, tabiclSource } from "../src/tabicl/layers.js";
+import { KERNELS, loadKernel } from "../src/kernels.js";
 import { planChunks } from "../src/tabicl/model.js";
 import { quantileSummary } from "../src/tabicl/head.js";
 
@@ -50,13 +50,15 @@ test("the chunk plan keeps every buffer within the limit, and names the limit pa
     /^Error: TabICL on WebGPU: one column of 1000 context rows \(column stage, 256 floats a row\) needs 1024000 bytes/);
 });
 
-test("every TabICL kernel source carries the shared exact GELU", async () => {
-  for (const name of TABICL_KERNELS) {
-    const src = await tabiclSource(name);
+test("every kernel source carries the shared exact GELU; the old per-model kernels are gone", async () => {
+  for (const name of KERNELS) {
+    const src = await loadKernel(name);
     assert.match(src, /fn gelu_exact/, name);
     assert.match(src, /@compute @workgroup_size/, name);
   }
-  assert.throws(() => tabiclSource("matmul"), /unknown TabICL kernel 'matmul'/);
+  for (const gone of ["matmul", "gelu_mlp", "tabicl_linear", "tabicl_attention", "tabicl_qassmax", "tabicl_layer_norm"]) {
+    assert.throws(() => loadKernel(gone), new RegExp(`unknown kernel '${gone}'`));
+  }
 });
 
 test("quantile summary: mean and n - 1 variance per row", () => {

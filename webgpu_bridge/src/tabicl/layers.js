@@ -1,53 +1,20 @@
 // The dispatches every TabICL stage is built of (pkg/arenalite/models/tabicl/layers.py on
-// the GPU): torch-layout linear layers (optionally with exact GELU or accumulated onto the
-// residual stream), LayerNorm with or without bias, RoPE, SSMax / QASSMax query scaling,
-// cross-attention with separate batch strides for queries and keys/values, strided copies,
-// and the pre-norm attention block (`MultiheadAttentionBlock`) made of them: `kvProject`
-// fills a K/V cache, `blockForward` runs queries over one.
+// the GPU): the bridge's operators (src/operators.js: torch-layout linear layers, optionally
+// with exact GELU or accumulated onto the residual stream, LayerNorm with or without bias,
+// attention with SSMax / QASSMax fused in) named by the checkpoint's tensors, RoPE, strided
+// copies, and the pre-norm attention block (`MultiheadAttentionBlock`) made of them:
+// `kvProject` fills a K/V cache, `forward` runs queries over one.
 //
-// Kernels: src/kernels/tabicl_*.wgsl, each compiled once per engine with
-// tabicl_math.wgsl (exact GELU, tanh) in front (WGSL has no include). Pipelines live in
-// the engine's pipeline cache, buffers in its per-role buffers (prefix "tabicl."), weights
-// are uploaded once per engine and weights object, and each dispatch of a compute pass gets
-// its own uniform block (`Ops.stage` numbers them per pass, so the blocks are reused from
-// one pass to the next without a pass overwriting its own).
-import { readText } from "../io.js";
+// Kernels: src/kernels/ (the operators' and tabicl_*.wgsl), compiled once per engine in its
+// pipeline cache; buffers live in its per-role buffers (prefix "tabicl."), weights are
+// uploaded once per engine and weights object, and each dispatch gets its own uniform block
+// from the engine.
+import { MAX_HEAD_DIM, MAX_SSMAX_HIDDEN, Operators, fold } from "../operators.js";
 
-export const TABICL_KERNELS = ["tabicl_linear", "tabicl_attention", "tabicl_qassmax", "tabicl_rope",
-  "tabicl_layer_norm", "tabicl_copy", "tabicl_cells", "tabicl_target"];
+export const TABICL_KERNELS = ["tabicl_rope", "tabicl_copy", "tabicl_cells", "tabicl_target"];
 export const LN_EPS = 1e-5;
 /** Rows one linear dispatch may cover (65535 workgroups of 32 rows). */
 export const MAX_DISPATCH_ROWS = 65535 * 32;
-const MAX_HEAD_DIM = 64;
-const MAX_SSMAX_HIDDEN = 256;
-
-const sources = new Map();
-
-/** The WGSL source of a tabicl kernel with tabicl_math.wgsl in front, read once. */
-export function tabiclSource(name) {
-  if (!TABICL_KERNELS.includes(name)) throw new Error(`unknown TabICL kernel '${name}'`);
-  if (!sources.has(name)) {
-    const read = (file) => readText(new URL(`../kernels/${file}.wgsl`, import.meta.url));
-    sources.set(name, Promise.all([read("tabicl_math"), read(name)]).then((parts) => parts.join("\n")));
-  }
-  return sources.get(name);
-}
-
-/** The compute pipeline of a tabicl kernel, compiled once per engine (its pipeline cache). */
-export function tabiclPipeline(engine, name) {
-  const key = `${name}:main`;
-  if (!engine.pipelines.has(key)) {
-    const made = (async () => {
-      const module = engine.device.createShaderModule({ label: name, code: await tabiclSource(name) });
-      engine.stats.pipelinesCreated++;
-      return engine.device.createComputePipelineAsync({
-        label: key, layout: "auto", compute: { module, entryPoint: "main" } });
-    })();
-    engine.pipelines.set(key, made);
-    made.catch(() => engine.pipelines.delete(key));
-  }
-  return engine.pipelines.get(key);
-}
 
 /** A config's `*_ssmax` as a kind name (true is QASSMax elementwise), as layers.py. */
 export function ssmaxKind(value) {
@@ -57,8 +24,7 @@ export function ssmaxKind(value) {
 
 /** Workgroups for `count` invocations of 64, folded into y past 65535. */
 export function groups64(count) {
-  const g = Math.max(1, Math.ceil(count / 64));
-  return g <= 65535 ? [g, 1, 1] : [65535, Math.ceil(g / 65535), 1];
+  return fold(Math.ceil(count / 64));
 }
 
 const uploaded = new WeakMap();
@@ -84,20 +50,21 @@ function weightBuffers(engine, weights) {
 /** The dispatch helpers of one engine and weights. */
 export class Ops {
   static async create(engine, weights) {
-    const made = await Promise.all(TABICL_KERNELS.map((k) => tabiclPipeline(engine, k)));
-    return new Ops(engine, weights, Object.fromEntries(TABICL_KERNELS.map((k, i) => [k, made[i]])));
+    const [operators, ...made] = await Promise.all([Operators.create(engine),
+      ...TABICL_KERNELS.map((k) => engine.pipeline(k))]);
+    return new Ops(engine, weights, operators, Object.fromEntries(TABICL_KERNELS.map((k, i) => [k, made[i]])));
   }
 
-  constructor(engine, weights, pipelines) {
+  constructor(engine, weights, operators, pipelines) {
     this.engine = engine;
     this.weights = weights;
+    this.operators = operators;
     this.p = pipelines;
     const { id, buffers, ready } = weightBuffers(engine, weights);
     this.buffers = buffers;
     this.ready = ready;  // roles of the RoPE tables and SSMax base vectors computed
     this.id = id;  // the weights' role prefix for what is derived from them
-    this.zeros = engine.upload("tabicl.zeros", new Float32Array(4));
-    this.seq = 0;
+    this.zeros = operators.zeros;
   }
 
   w(name) {
@@ -116,50 +83,24 @@ export class Ops {
     return s;
   }
 
-  /** A 64-byte uniform block for the next dispatch of the pass being recorded. */
-  uniform(fields) {
-    const data = new ArrayBuffer(64);
-    const view = new DataView(data);
-    fields.forEach(([type, value], i) => {
-      if (type === "f32") view.setFloat32(4 * i, value, true);
-      else view.setUint32(4 * i, value, true);
-    });
-    const buffer = this.engine.buffer(`uniform:tabicl.${this.seq++}`, 64, "uniform");
-    this.engine.device.queue.writeBuffer(buffer, 0, data);
-    return buffer;
-  }
-
-  /** One timed compute pass of `timer`'s `stage` (dispatch uniforms numbered from 0). */
+  /** One timed compute pass of `timer`'s `stage`. */
   stage(timer, stage, record) {
-    return timer.stage(stage, (pass) => {
-      this.seq = 0;
-      return record(pass);
-    });
+    return timer.stage(stage, record);
   }
 
   run(pass, kernel, fields, bindings, groups) {
-    const all = { 0: this.uniform(fields), ...bindings };
-    this.engine.dispatch(pass, this.p[kernel], all, groups);
+    this.engine.dispatch(pass, this.p[kernel], { 0: this.engine.uniform(fields), ...bindings }, groups);
   }
 
-  /** out[r, c] (= or +=) act(a[r] . w[c] + b[c]), torch layout; see tabicl_linear.wgsl. */
-  linear(pass, { a, aOff = 0, aStride, M, K, N, w, wOff = 0, b = null, bOff = 0, out, outOff = 0,
-    outStride = N, gelu = false, accumulate = false }) {
-    if (M === 0) return;
-    const flags = (b ? 1 : 0) | (gelu ? 2 : 0) | (accumulate ? 4 : 0);
-    this.run(pass, "tabicl_linear", [["u32", M], ["u32", K], ["u32", N], ["u32", flags],
-      ["u32", aStride ?? K], ["u32", aOff], ["u32", wOff], ["u32", bOff], ["u32", outStride], ["u32", outOff]],
-    { 1: a, 2: this.w(w), 3: b ? this.w(b) : this.zeros, 4: out }, [Math.ceil(N / 32), Math.ceil(M / 32), 1]);
+  /** out[r, c] (= or +=) act(a[r] . w[c] + b[c]), torch layout, tensors by name; see operators.js. */
+  linear(pass, { w, b = null, gelu = false, ...rest }) {
+    this.operators.linear(pass, { ...rest, w: this.w(w), b: b ? this.w(b) : null, act: gelu ? "gelu" : null });
   }
 
   /** LayerNorm of `rows` rows of D (tensors `${prefix}.weight` and, if stored, `.bias`). */
   layerNorm(pass, { x, xOff = 0, rows, D, prefix, out, outOff = 0 }) {
-    if (rows === 0) return;
-    const bias = this.has(`${prefix}.bias`);
-    this.run(pass, "tabicl_layer_norm", [["u32", rows], ["u32", D], ["f32", LN_EPS], ["u32", bias ? 1 : 0],
-      ["u32", xOff], ["u32", outOff]],
-    { 1: x, 2: this.w(`${prefix}.weight`), 3: bias ? this.w(`${prefix}.bias`) : this.zeros, 4: out },
-    groups64(rows));
+    const b = this.has(`${prefix}.bias`) ? this.w(`${prefix}.bias`) : null;
+    this.operators.layerNorm(pass, { x, xOff, rows, D, eps: LN_EPS, g: this.w(`${prefix}.weight`), b, out, outOff });
   }
 
   /** Strided copy (tabicl_copy.wgsl); `inS1`/`inS2` 0 broadcast. */
@@ -171,14 +112,16 @@ export class Ops {
     { 1: src, 2: out }, groups64(outer * inner * width));
   }
 
-  /** Cross-attention (tabicl_attention.wgsl) into `out` (batches * Tq rows of H * dh). */
+  /**
+   * Cross-attention into `out` (batches * Tq rows of H * dh): query t of batch b at row
+   * b * qBatch + t of q (stride qStride, from float qOff), its keys/values at rows
+   * b * kBatch + i of kv (stride kvStride, from floats kOff / vOff); `ssmax` as operators.js.
+   */
   attention(pass, { q, qBatch, qStride, qOff = 0, kv, kBatch, kvStride, kOff, vOff, out, batches, Tq,
-    keys, H, dh }) {
-    if (batches * Tq === 0) return;
-    if (dh > MAX_HEAD_DIM) throw new Error(`TabICL on WebGPU: head dim ${dh} > ${MAX_HEAD_DIM} (the attention kernel's limit)`);
-    this.run(pass, "tabicl_attention", [["u32", batches], ["u32", Tq], ["u32", keys], ["u32", H], ["u32", dh],
-      ["f32", 1 / Math.sqrt(dh)], ["u32", qBatch], ["u32", qStride], ["u32", qOff], ["u32", kBatch],
-      ["u32", kvStride], ["u32", kOff], ["u32", vOff]], { 1: q, 2: kv, 3: out }, groups64(batches * Tq * H));
+    keys, H, dh, ssmax = null }) {
+    this.operators.attention(pass, { q, k: kv, v: kv, out, batches, Tq, keys, H, dh,
+      qOff, qBatch: qBatch * qStride, qRow: qStride, kOff, vOff, kBatch: kBatch * kvStride, kRow: kvStride,
+      oBatch: Tq * H * dh, oRow: H * dh, ssmax });
   }
 
   /** RoPE in place on `rows` rows of H heads (positions r % period). */
@@ -257,9 +200,8 @@ export class AttentionBlock {
       ops.rope(pass, { x: s.q, rows, period: rope.period, H, dh, stride: E, interleaved: rope.interleaved,
         freqs: rope.freqs });
     }
-    this.scaleQueries(ops, pass, s.q, rows, keys);
     ops.attention(pass, { q: s.q, qBatch: Tq, qStride: E, kv, kBatch, kvStride: 2 * E, kOff: 0, vOff: E,
-      out: s.o, batches, Tq, keys, H, dh });
+      out: s.o, batches, Tq, keys, H, dh, ssmax: this.ssmaxOperand(ops, pass, keys) });
     ops.linear(pass, { a: s.o, M: rows, K: E, N: E, w: `${p}attn.out_proj.weight`, b: `${p}attn.out_proj.bias`,
       out: x, outOff: xRow * E, accumulate: true });
     ops.layerNorm(pass, { x, xOff: xRow * E, rows, D: E, prefix: `${p}norm2`, out: s.a });
@@ -269,24 +211,33 @@ export class AttentionBlock {
       out: x, outOff: xRow * E, accumulate: true });
   }
 
-  /** SSMax / QASSMax on `rows` projected queries for n keys (layers.py's ssmax_scale). */
-  scaleQueries(ops, pass, q, rows, n) {
+  /**
+   * The attention's SSMax / QASSMax operand for n keys (layers.py's ssmax_scale): null, or
+   * {base, mlp (query_mlp packed as W0 | b0 | W2 | b2; null without one), elementwise,
+   * hidden, qOut}.
+   */
+  ssmaxOperand(ops, pass, n) {
     const kind = this.ssmax;
-    if (kind === "none") return;
+    if (kind === "none") return null;
     const p = `${this.prefix}attn.ssmax_layer.`;
     const base = this.baseVector(ops, pass, p, n);
-    const query = kind.startsWith("qassmax");
-    const elementwise = kind.endsWith("elementwise") ? 1 : 0;
-    const [hidden, dIn] = query ? ops.shape(`${p}query_mlp.0.weight`) : [0, this.dh];
-    const qOut = query ? ops.shape(`${p}query_mlp.2.weight`)[0] : 1;
-    if (hidden > MAX_SSMAX_HIDDEN || dIn !== this.dh || (qOut !== 1 && qOut !== this.dh)) {
+    const elementwise = kind.endsWith("elementwise");
+    if (!kind.startsWith("qassmax")) return { base, mlp: null, elementwise, hidden: 0, qOut: 1 };
+    const [hidden, dIn] = ops.shape(`${p}query_mlp.0.weight`);
+    const qOut = ops.shape(`${p}query_mlp.2.weight`)[0];
+    if (hidden > MAX_SSMAX_HIDDEN || dIn !== this.dh || (qOut !== 1 && qOut !== this.dh) || this.dh > MAX_HEAD_DIM) {
       throw new Error(`TabICL on WebGPU: ${p}query_mlp of shape ${hidden} x ${dIn} -> ${qOut} ` +
-        `(head dim ${this.dh}, hidden at most ${MAX_SSMAX_HIDDEN})`);
+        `(head dim ${this.dh}, at most ${MAX_HEAD_DIM}; hidden at most ${MAX_SSMAX_HIDDEN})`);
     }
-    const t = (name) => (query ? ops.w(`${p}query_mlp.${name}`) : ops.zeros);
-    ops.run(pass, "tabicl_qassmax", [["u32", rows], ["u32", this.H], ["u32", this.dh], ["u32", this.E], ["u32", 0],
-      ["u32", hidden], ["u32", qOut], ["u32", elementwise], ["u32", query ? 1 : 0]],
-    { 1: q, 2: base, 3: t("0.weight"), 4: t("0.bias"), 5: t("2.weight"), 6: t("2.bias") }, groups64(rows * this.H));
+    const role = `tabicl.${ops.id}.qmlp.${p}`;
+    if (!ops.ready.has(role)) {
+      const parts = ["0.weight", "0.bias", "2.weight", "2.bias"].map((t) => ops.weights.tensors.get(`${p}query_mlp.${t}`));
+      const packed = new Float32Array(parts.reduce((sum, t) => sum + t.length, 0));
+      parts.reduce((at, t) => (packed.set(t, at), at + t.length), 0);
+      ops.engine.upload(role, packed);
+      ops.ready.add(role);
+    }
+    return { base, mlp: ops.engine.buffer(role, 0), elementwise, hidden, qOut };
   }
 
   /** base_mlp(log n) (ssmax-mlp*: mlp(log n); ssmax: scales · log n), once per block and n. */

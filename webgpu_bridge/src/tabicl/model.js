@@ -323,6 +323,7 @@ export class TabICLMember {
     const outDim = icl.head.outDim;
     const out = engine.buffer("tabicl.out", rows * outDim * 4);
     await logits(icl, { h: r, rows, out, plan: context.plan }, timer);
+    await timer.settle();
     const th = now();
     const raw = await engine.read(out, rows * outDim);
     timer.add("head", now() - th);

@@ -1,12 +1,17 @@
-// TabICL's linear layer (torch's F.linear): out[r, c] (= or +=) act(sum_k a[r, k] w[c, k] + bias[c])
-// for r < M, c < N, with w in torch's layout (N rows of K) read from float wOff on (so one
-// stored in_proj_weight serves the query part and the key/value part), a read from row
-// stride aStride and float aOff on, out written at row stride outStride from float outOff
-// (a chunk of rows in a bigger buffer, or the key/value half of a row). flags: 1 bias
-// (bias[bOff + c]), 2 exact GELU on the result, 4 accumulate (the residual stream).
-// Tiled as kernels/matmul.wgsl: an 8 x 8 workgroup computes a 32 x 32 block of out, K in
-// 32-wide slices through workgroup memory (w's slice loaded along k, its contiguous axis),
-// each output summing k = 0 ... K-1 in order.
+// The linear layer of every model: out[r, c] (= or +=) act(sum_k a[r, k] w(k, c) + bias[c])
+// for r < M, c < N. Rows of a are read at stride aStride from float aOff on, rows of out
+// written at stride outStride from float outOff on (a chunk of rows of a bigger buffer, or
+// the key/value half of a row). The weight's layout is a flag: torch's (N rows of K, w(k, c)
+// = w[wOff + c * K + k], so one stored in_proj_weight serves the query part and the
+// key/value part) or input-major (K rows of N, w(k, c) = w[wOff + k * N + c]: icl_transformer
+// and tabular_fm). flags: 1 bias (bias[bOff + c]), 2 exact GELU, 8 tanh GELU, 4 accumulate
+// onto out (the residual stream), 16 input-major weights.
+// Tiled: an 8 x 8 workgroup computes a 32 x 32 block of out, each invocation 4 rows (local.y
+// + 0, 8, 16, 24) x 4 adjacent columns in vec4 accumulators; K is walked in 32-wide slices
+// copied into workgroup memory (16 + 16 values per invocation, each read along the
+// weight's contiguous axis), so a value is read from storage once per workgroup instead of
+// once per output. Each output sums k = 0 ... K-1 in order; out-of-range rows, columns and
+// k are zero padding. Dispatch: ceil(N / 32) x ceil(M / 32) workgroups.
 struct Params { M: u32, K: u32, N: u32, flags: u32, aStride: u32, aOff: u32, wOff: u32, bOff: u32,
                 outStride: u32, outOff: u32 }
 
@@ -18,8 +23,13 @@ struct Params { M: u32, K: u32, N: u32, flags: u32, aStride: u32, aOff: u32, wOf
 
 const BLOCK = 32u;
 const SLICE = 32u;
-var<workgroup> tile_a: array<f32, 1024>;
-var<workgroup> tile_w: array<vec4<f32>, 256>;
+const BIAS = 1u;
+const GELU_EXACT = 2u;
+const ACCUMULATE = 4u;
+const GELU_TANH = 8u;
+const INPUT_MAJOR = 16u;
+var<workgroup> tile_a: array<f32, 1024>;        // [row in block][k in slice], 32 x 32
+var<workgroup> tile_w: array<vec4<f32>, 256>;   // [k in slice][4 columns], 32 x 8 vec4
 
 fn load_a(row: u32, k: u32) -> f32 {
   if (row < p.M && k < p.K) { return a[p.aOff + row * p.aStride + k]; }
@@ -27,17 +37,19 @@ fn load_a(row: u32, k: u32) -> f32 {
 }
 
 fn load_w(k: u32, col: u32) -> f32 {
-  if (k < p.K && col < p.N) { return w[p.wOff + col * p.K + k]; }
-  return 0.0;
+  if (k >= p.K || col >= p.N) { return 0.0; }
+  if ((p.flags & INPUT_MAJOR) != 0u) { return w[p.wOff + k * p.N + col]; }
+  return w[p.wOff + col * p.K + k];
 }
 
 fn store(row: u32, col: u32, v: f32) {
   if (row >= p.M || col >= p.N) { return; }
   let o = p.outOff + row * p.outStride + col;
   var x = v;
-  if ((p.flags & 1u) != 0u) { x += bias[p.bOff + col]; }
-  if ((p.flags & 2u) != 0u) { x = gelu_exact(x); }
-  if ((p.flags & 4u) != 0u) { out[o] = out[o] + x; } else { out[o] = x; }
+  if ((p.flags & BIAS) != 0u) { x += bias[p.bOff + col]; }
+  if ((p.flags & GELU_EXACT) != 0u) { x = gelu_exact(x); }
+  if ((p.flags & GELU_TANH) != 0u) { x = gelu_tanh(x); }
+  if ((p.flags & ACCUMULATE) != 0u) { out[o] = out[o] + x; } else { out[o] = x; }
 }
 
 fn store_row(row: u32, col: u32, v: vec4<f32>) {
@@ -56,6 +68,7 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_id) l
   var acc1 = vec4<f32>();
   var acc2 = vec4<f32>();
   var acc3 = vec4<f32>();
+  let inputMajor = (p.flags & INPUT_MAJOR) != 0u;
   let slices = (p.K + SLICE - 1u) / SLICE;
   for (var s = 0u; s < slices; s++) {
     let k0 = s * SLICE;
@@ -63,11 +76,11 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_id) l
       let e = li + 64u * t;
       tile_a[e] = load_a(row0 + e / SLICE, k0 + e % SLICE);
     }
-    // w's rows (output columns) are contiguous in k: neighbouring threads read neighbouring k
+    // neighbouring invocations read neighbouring floats of w: along c (input-major) or k (torch)
     for (var t = 0u; t < 16u; t++) {
       let e = li + 64u * t;
-      let k = e % SLICE;
-      let c = e / SLICE;
+      let k = select(e % SLICE, e / BLOCK, inputMajor);
+      let c = select(e / SLICE, e % BLOCK, inputMajor);
       tile_w[k * 8u + c / 4u][c % 4u] = load_w(k0 + k, col0 + c);
     }
     workgroupBarrier();

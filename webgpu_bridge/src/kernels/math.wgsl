@@ -1,11 +1,11 @@
-// Shared functions of the tabicl_* kernels; src/tabicl/layers.js puts this file in front of
-// every tabicl_* kernel source (WGSL has no include).
+// Shared functions of the kernels: src/kernels.js puts this file in front of every kernel
+// source (WGSL has no include).
 //
 // Exact GELU, x * Phi(x) = x * erfc(-x / sqrt 2) / 2. WGSL has no erf: erfc(z), z >= 0, is
 // Numerical Recipes' erfcc (Chebyshev fit, t = 1 / (1 + z / 2), |relative error| < 1.2e-7
 // for every z >= 0), and Phi(x) = 1 - erfc(z) / 2 for x >= 0, erfc(z) / 2 for x < 0, so the
 // negative side keeps its relative precision. Measured on the GPU (SwiftShader, through
-// tabicl_linear) against a float64 erf at the 24,577 points -12 + i/1024 of [-12, 12]
+// linear.wgsl) against a float64 erf at the 24,577 points -12 + i/1024 of [-12, 12]
 // (test/tabicl_gpu.test.js, "exact GELU"): max |error| 3.7e-7 (at x = 5.06, where rounding
 // the true value to float32 alone costs up to 2.4e-7; 1.9e-7 within [-3, 3]), max relative
 // error 4.1e-7 (x = -1.23), at most 6.1 float32 ulps, over the whole range including the
@@ -46,4 +46,11 @@ fn gelu_exact(x: f32) -> f32 {
 fn tanh_stable(u: f32) -> f32 {
   let e = exp(-2.0 * abs(u));
   return sign(u) * (1.0 - e) / (1.0 + e);
+}
+
+// GELU in the tanh form 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))): icl_transformer's
+// and tabular_fm's activation (their numpy twins use the same form).
+fn gelu_tanh(x: f32) -> f32 {
+  let c = 0.7978845608028654; // sqrt(2 / pi)
+  return 0.5 * x * (1.0 + tanh_stable(c * (x + 0.044715 * x * x * x)));
 }

@@ -1,0 +1,83 @@
+// The three operators every transformer of the bridge is built of, one kernel each:
+// linear (kernels/linear.wgsl: either weight layout, optional bias, fused exact or tanh
+// GELU, accumulate onto the residual stream), LayerNorm (kernels/layer_norm.wgsl, bias
+// optional) and attention (kernels/attention.wgsl: tiled, strided, with TabICL's SSMax /
+// QASSMax fused in). icl_transformer, tabular_fm and TabICL record their dispatches here;
+// buffers come in, nothing is named by model.
+import { LINEAR_TILE } from "./kernels.js";
+
+const OPERATOR_KERNELS = ["linear", "layer_norm", "attention"];
+const LINEAR_FLAGS = { bias: 1, gelu: 2, accumulate: 4, gelu_tanh: 8, inputMajor: 16 };
+const SSMAX_MODES = { none: 0, base: 1, query: 2 };
+/** The attention kernel's largest head dim and QASSMax hidden width (its workgroup tiles). */
+export const MAX_HEAD_DIM = 64;
+export const MAX_SSMAX_HIDDEN = 64;
+/** Query rows one attention workgroup covers. */
+const ATTENTION_ROWS = 16;
+
+/** Workgroups for `count` groups' worth of work, folded into y past 65535. */
+export function fold(count) {
+  const g = Math.max(1, count);
+  return g <= 65535 ? [g, 1, 1] : [65535, Math.ceil(g / 65535), 1];
+}
+
+export class Operators {
+  static async create(engine) {
+    const made = await Promise.all(OPERATOR_KERNELS.map((k) => engine.pipeline(k)));
+    return new Operators(engine, Object.fromEntries(OPERATOR_KERNELS.map((k, i) => [k, made[i]])));
+  }
+
+  constructor(engine, pipelines) {
+    this.engine = engine;
+    this.p = pipelines;
+    this.zeros = engine.buffer("operators.zeros", 16);  // never written: WebGPU zero-fills
+  }
+
+  /**
+   * out[r, c] (= or +=) act(a[r] · w(c) + b[c]) for r < M, c < N. `layout` "torch": w is
+   * N rows of K (from float wOff); "input-major": K rows of N. `act` null, "gelu" (exact)
+   * or "gelu_tanh".
+   */
+  linear(pass, { a, aOff = 0, aStride, M, K, N, w, wOff = 0, layout = "torch", b = null, bOff = 0, out,
+    outOff = 0, outStride = N, act = null, accumulate = false }) {
+    if (M === 0) return;
+    const F = LINEAR_FLAGS;
+    const flags = (b ? F.bias : 0) | (act === "gelu" ? F.gelu : 0) | (act === "gelu_tanh" ? F.gelu_tanh : 0) |
+      (accumulate ? F.accumulate : 0) | (layout === "input-major" ? F.inputMajor : 0);
+    const u = this.engine.uniform([["u32", M], ["u32", K], ["u32", N], ["u32", flags], ["u32", aStride ?? K],
+      ["u32", aOff], ["u32", wOff], ["u32", bOff], ["u32", outStride], ["u32", outOff]]);
+    this.engine.dispatch(pass, this.p.linear, { 0: u, 1: a, 2: w, 3: b ?? this.zeros, 4: out },
+      [Math.ceil(N / LINEAR_TILE.cols), Math.ceil(M / LINEAR_TILE.rows), 1]);
+  }
+
+  /** LayerNorm of `rows` rows of D floats (gain g, bias b or none) from xOff into out at outOff. */
+  layerNorm(pass, { x, xOff = 0, rows, D, eps, g, b = null, out, outOff = 0 }) {
+    if (rows === 0) return;
+    const u = this.engine.uniform([["u32", rows], ["u32", D], ["f32", eps], ["u32", b ? 1 : 0],
+      ["u32", xOff], ["u32", outOff]]);
+    this.engine.dispatch(pass, this.p.layer_norm, { 0: u, 1: x, 2: g, 3: b ?? this.zeros, 4: out },
+      fold(Math.ceil(rows / 64)));
+  }
+
+  /**
+   * Attention of `batches` × `Tq` query rows over `keys` keys per batch, H heads of dh;
+   * every operand at (off, batch stride, row stride) in floats (kernels/attention.wgsl).
+   * `ssmax`: null, or {base, mlp (null: no query MLP), elementwise, hidden, qOut}.
+   */
+  attention(pass, { q, k, v, out, batches, Tq, keys, H, dh, qOff = 0, qBatch, qRow, kOff = 0, vOff = 0, kBatch,
+    kRow, oOff = 0, oBatch, oRow, ssmax = null }) {
+    if (batches * Tq === 0) return;
+    if (dh > MAX_HEAD_DIM) throw new Error(`WebGPU attention: head dim ${dh} > ${MAX_HEAD_DIM} (the kernel's tile)`);
+    const mode = ssmax === null ? SSMAX_MODES.none : ssmax.mlp ? SSMAX_MODES.query : SSMAX_MODES.base;
+    if (ssmax?.mlp && ssmax.hidden > MAX_SSMAX_HIDDEN) {
+      throw new Error(`WebGPU attention: QASSMax hidden width ${ssmax.hidden} > ${MAX_SSMAX_HIDDEN}`);
+    }
+    const u = this.engine.uniform([["u32", batches], ["u32", Tq], ["u32", keys], ["u32", H], ["u32", dh],
+      ["f32", 1 / Math.sqrt(dh)], ["u32", qOff], ["u32", qBatch], ["u32", qRow], ["u32", kOff], ["u32", vOff],
+      ["u32", kBatch], ["u32", kRow], ["u32", oOff], ["u32", oBatch], ["u32", oRow], ["u32", mode],
+      ["u32", ssmax?.elementwise ? 1 : 0], ["u32", ssmax?.hidden ?? 0], ["u32", ssmax?.qOut ?? 1]]);
+    this.engine.dispatch(pass, this.p.attention, { 0: u, 1: q, 2: k, 3: v, 4: out,
+      5: ssmax?.base ?? this.zeros, 6: ssmax?.mlp ?? this.zeros },
+    fold(batches * H * Math.ceil(Tq / ATTENTION_ROWS)));
+  }
+}
