@@ -7,9 +7,10 @@ Runs ``webgpu_bridge/bench/matmul.mjs`` (median of ``--repeats`` dispatches afte
 warm-up, GPU timestamps) on the transformer's shapes and on squares, for the kernel of
 this checkout (``webgpu_bridge/src/kernels/linear.wgsl``, input-major weights) and, with
 ``--baseline REV``, for ``webgpu_bridge/src/kernels/matmul.wgsl`` (the bridge's matmul until
-the kernels were merged into one linear) as it was at git revision REV (7d30323: the one-thread-per-output kernel, 16 × 16
-outputs per workgroup), alternating them ``--rounds`` times on the same adapter and
-keeping each shape's best round. Default adapter: SwiftShader from Debian's chromium.
+the kernels were merged into one linear) as it was at git revision REV (7d30323: the
+one-thread-per-output kernel, 16 × 16 outputs per workgroup), alternating them
+``--rounds`` times on the same adapter and keeping each shape's best round. Default
+adapter: SwiftShader from Debian's chromium.
 """
 
 from __future__ import annotations

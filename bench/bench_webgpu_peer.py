@@ -53,7 +53,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "bench")]
 
 from browser_harness import chromium, playwright_session, serving  # noqa: E402
 
@@ -160,6 +160,9 @@ class Handler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+CHROMIUM_ARGS: list[str] = []  # --chromium-arg: e.g. a real GPU's flags (bench/gpu_check.sh)
+
+
 @contextmanager
 def bench_page(html: str, mounts: dict[str, Path]) -> Iterator[tuple[object, str]]:
     """``html`` served as /peer/index.html with ``mounts`` (plus the bridge and ORT-Web's
@@ -170,7 +173,8 @@ def bench_page(html: str, mounts: dict[str, Path]) -> Iterator[tuple[object, str
                   "/peer/": Path(tmp), **mounts}
         handler = functools.partial(Handler, mounts=mounts)
         with serving(http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)) as url, \
-                playwright_session() as pw, chromium(pw, url) as browser:
+                playwright_session() as pw, \
+                chromium(pw, url, extra_args=tuple(CHROMIUM_ARGS)) as browser:
             page = browser.context.new_page()
             page.set_default_timeout(0)
             page.on("console", lambda msg: print(f"  {msg.text}", flush=True))
@@ -229,27 +233,76 @@ def run_tabular_fm(args) -> int:
 
 TABICL_DIR = ROOT / "build" / "tabicl_peer"
 TABICL_WEIGHTS = TABICL_DIR / "tabicl_v2_random.safetensors"
-TABICL_SHAPES = [(128, 48, 4), (1024, 256, 30)]
+TABICL_SHAPES = [(128, 48, 4), (512, 128, 16), (1024, 256, 30)]
+ENGINE_NAMES = {"ours": "ours (WebGPU)", "base": "ours at baseline", "webgpu": "ORT-Web webgpu",
+                "wasm": "ORT-Web wasm", "numpy": "numpy", "torch": "torch"}
 
 TABICL_PAGE = PAGE_HEAD + """
 import { TabICLMember } from "/bridge/tabicl/model.js";
+import { StageTimer } from "/bridge/timing.js";
 window.bridge = await Bridge.create();
-const member = await TabICLMember.create(window.bridge.engine,
-  "/tabicl/tabicl_v2_random.safetensors");
+const counted = { ours: { bridge: window.bridge, Member: TabICLMember, Timer: StageTimer } };
+if (__BASELINE__) {
+  const base = await import("/bridge_base/index.js");
+  counted.base = { bridge: await base.Bridge.create(), Member: base.TabICLMember,
+    Timer: (await import("/bridge_base/timing.js")).StageTimer };
+}
+// What one member's call costs, per stage: dispatches (the engine's dispatch), compute
+// passes (beginComputePass), submits and bytes written to the GPU (queue.writeBuffer),
+// counted the same way for today's engine and the baseline's.
+let tally = null, bucket = "outside stages";
+const bump = (key, by = 1) => {
+  if (!tally) return;
+  tally[bucket] ??= { dispatches: 0, passes: 0, submits: 0, bytes: 0 };
+  tally[bucket][key] += by;
+};
+const beginPass = GPUCommandEncoder.prototype.beginComputePass;
+GPUCommandEncoder.prototype.beginComputePass = function (...a) {
+  bump("passes");
+  return beginPass.apply(this, a);
+};
+for (const [name, c] of Object.entries(counted)) {
+  const engine = c.bridge.engine, queue = engine.device.queue;
+  const dispatch = engine.dispatch.bind(engine);
+  engine.dispatch = (...a) => { bump("dispatches"); return dispatch(...a); };
+  const write = queue.writeBuffer.bind(queue);
+  queue.writeBuffer = (buffer, offset, data, dataOffset = 0, size) => {
+    bump("bytes", size ?? (data.byteLength - dataOffset));
+    return size === undefined ? write(buffer, offset, data, dataOffset)
+      : write(buffer, offset, data, dataOffset, size);
+  };
+  const submit = queue.submit.bind(queue);
+  queue.submit = (buffers) => { bump("submits"); return submit(buffers); };
+  const stage = c.Timer.prototype.stage;
+  c.Timer.prototype.stage = async function (which, record) {
+    const before = bucket;
+    bucket = which === "embed" ? "column" : which === "head" ? "head"
+      : which < __ROW_BLOCKS__ ? "row" : "icl";
+    try { return await stage.call(this, which, record); } finally { bucket = before; }
+  };
+  c.member = await c.Member.create(engine, "/tabicl/tabicl_v2_random.safetensors");
+}
 window.runShape = async ({n, m, h, file, x, y, runs, warmups, engines}) => {
   const xAll = Float32Array.from(x), yTrain = Float32Array.from(y);
   const xTrain = xAll.subarray(0, n * h), xTest = xAll.subarray(n * h);
   const result = {};
-  if (engines.includes("ours")) {
+  for (const name of ["ours", "base"]) {
+    if (!engines.includes(name)) continue;
+    const { member } = counted[name];
+    let counts = null;
     const call = async () => {
+      tally = {};
       const timer = member.timer();
       const context = await member.fitContext(xTrain, yTrain, { timer });
       const { output } = await member.queryBatches(context, xTest, { batchRows: m, timer });
-      return { output, timings: await timer.finish() };
+      const timings = await timer.finish();
+      counts = tally;
+      tally = null;
+      return { output, timings };
     };
-    const t = await timeIt("ours", call, runs, warmups);
-    result.ours = { times: t.times, out: Array.from(t.out.output),
-      timings: t.outs.map((o) => o.timings) };
+    const t = await timeIt(name, call, runs, warmups);
+    result[name] = { times: t.times, out: Array.from(t.out.output),
+      timings: t.outs.map((o) => o.timings), counts };
   }
   for (const ep of ["webgpu", "wasm"]) {
     if (!engines.includes(ep)) continue;
@@ -279,52 +332,141 @@ def tabicl_stages(timings: list[dict], n_row: int) -> list[tuple[str, float]]:
     return [(name, float(np.median([r[i] for r in per_run]))) for i, name in enumerate(names)]
 
 
-def tabicl_rows(c: dict, n_row: int) -> tuple[str, list[str]]:
-    """One shape's row of the speed table and its per-layer table."""
+def tabicl_rows(c: dict, n_row: int) -> tuple[str, list[str], list[str]]:
+    """One shape's row of the speed table, its per-layer table and its counts table."""
     r = c["res"]
     med = {k: float(np.median(v["times"])) for k, v in r.items()}
     outs = {k: np.asarray(v["out"], dtype=np.float64).reshape(c["m"], -1) for k, v in r.items()}
 
     def fmt(k):
-        return f"{med[k]:.1f}" if k in med else "not run"
+        return f"{med[k]:,.0f}" if k in med else "not run"
 
     def diff(a, b):
         return f"{np.abs(outs[a] - outs[b]).max():.1e}" if a in outs and b in outs else "—"
 
-    ratio = f"{med['ours'] / med['webgpu']:.2f}" if "ours" in med and "webgpu" in med else "—"
+    def ratio(a, b):
+        return f"{med[a] / med[b]:.2f}" if a in med and b in med else "—"
+
     ref = "ours" if "ours" in outs else "numpy"
-    vs = " / ".join(diff(k, ref) if k != ref else "—" for k in ("webgpu", "wasm", "numpy"))
-    ours_ref = (f"{diff('ours', 'numpy')} / {np.abs(outs['ours'] - c['torch']).max():.1e}"
-                if "ours" in outs
-                else f"numpy vs torch {np.abs(outs['numpy'] - c['torch']).max():.1e}")
-    line = (f"| {c['n']} + {c['m']} rows × {c['h']} | {c['warmups']} + {c['runs']} "
-            f"| {fmt('ours')} | {fmt('webgpu')} | {fmt('wasm')} | {fmt('numpy')} "
-            f"| {ratio} | {vs}{'' if ref == 'ours' else ' (vs numpy)'} | {ours_ref} |")
-    stages = {k: dict(tabicl_stages(r[k]["timings"], n_row)) for k in ("ours", "numpy")
-              if k in r}
+    vs = " / ".join(diff(k, ref) if k != ref else "—" for k in ("base", "webgpu", "wasm", "numpy"))
+    line = (f"| {c['n']} + {c['m']} × {c['h']} | {c['warmups']} + {c['runs']} "
+            + "".join(f"| {fmt(k)} " for k in ENGINE_NAMES)
+            + f"| {ratio('ours', 'base')} | {ratio('ours', 'webgpu')} | {vs} "
+            f"| {np.abs(outs[ref] - c['torch']).max():.1e} |")
+    stages = {k: dict(tabicl_stages(r[k]["timings"], n_row)) for k in ("ours", "base", "numpy")
+              if k in r and "timings" in r[k]}
     order = list(next(iter(stages.values())))
     layers = ["", f"Per-layer median wall ms at {c['n']} + {c['m']} × {c['h']} "
-              "(ours: StageTimer; numpy: forward's timings):", "",
-              "| stage | " + " | ".join(stages) + " |", "|---|" + "---|" * len(stages)]
-    layers += [f"| {s} | " + " | ".join(f"{stages[k][s]:.1f}" for k in stages) + " |"
+              "(ours and the baseline: StageTimer; numpy: forward's timings):", "",
+              "| stage | " + " | ".join(ENGINE_NAMES[k] for k in stages) + " |",
+              "|---|" + "---:|" * len(stages)]
+    layers += [f"| {s} | " + " | ".join(f"{stages[k][s]:,.1f}" for k in stages) + " |"
                for s in order]
     layers.append("| **sum of stages** | " + " | ".join(
-        f"**{sum(stages[k].values()):.1f}**" for k in stages) + " |")
-    return line, layers
+        f"**{sum(stages[k].values()):,.1f}**" for k in stages) + " |")
+    counts = ["", f"One member's call at {c['n']} + {c['m']} × {c['h']}: dispatches / compute "
+              "passes / submits / bytes written to the GPU (uniform blocks included), per stage:",
+              "", "| stage | " + " | ".join(ENGINE_NAMES[k] for k in ("ours", "base") if k in r)
+              + " |", "|---|" + "---:|" * sum(k in r for k in ("ours", "base"))]
+    buckets = ["outside stages", "column", "row", "icl", "head"]
+    tallies = {k: r[k]["counts"] for k in ("ours", "base") if k in r}
+    for b in buckets + ["total"]:
+        cells = []
+        for t in tallies.values():
+            rows = list(t.values()) if b == "total" else [t.get(b, {})]
+            got = {key: sum(x.get(key, 0) for x in rows) for key in
+                   ("dispatches", "passes", "submits", "bytes")}
+            cells.append(f"{got['dispatches']:,} / {got['passes']:,} / {got['submits']:,} / "
+                         f"{got['bytes'] / 1024:,.1f} KiB")
+        name = f"**{b}**" if b == "total" else b
+        counts.append(f"| {name} | " + " | ".join(cells) + " |")
+    return line, layers, counts + gflops_table(c, n_row)
+
+
+def gflops_table(c: dict, n_row: int) -> list[str]:
+    """Achieved GFLOP/s per stage (bench/tabicl_flops.py's count over the median stage ms:
+    GPU timestamps for ours and the baseline where the adapter gave them, else wall)."""
+    from tabicl_flops import tabicl_flops
+    flops = tabicl_flops(c["config"], c["n"], c["m"], c["h"])
+    r = c["res"]
+    ms: dict[str, dict[str, float]] = {}
+    for k in ("ours", "base", "numpy"):
+        if k not in r or "timings" not in r[k]:
+            continue
+        runs = [t.get("gpu") or t for t in r[k]["timings"]] if k != "numpy" else r[k]["timings"]
+        per = {"column": [t["embed"] for t in runs],
+               "row": [sum(t["layers"][:n_row]) for t in runs],
+               "icl+head": [sum(t["layers"][n_row:]) + t["head"] for t in runs]}
+        ms[k] = {s: float(np.median(v)) for s, v in per.items()}
+    if "torch" in r and "stages" in r["torch"]:
+        ms["torch"] = r["torch"]["stages"]
+    work = {"column": flops["column"], "row": flops["row"],
+            "icl+head": flops["icl"] + flops["head"]}
+    lines = ["", f"Achieved GFLOP/s per stage at {c['n']} + {c['m']} × {c['h']} (matrix products "
+             "and attention, bench/tabicl_flops.py; ours: GPU timestamps where offered):", "",
+             "| stage | GFLOP | " + " | ".join(ENGINE_NAMES[k] for k in ms) + " |",
+             "|---|---:|" + "---:|" * len(ms)]
+    for stage, f in work.items():
+        lines.append(f"| {stage} | {f / 1e9:.2f} | " + " | ".join(
+            f"{f / 1e6 / ms[k][stage]:.1f}" if ms[k][stage] > 0 else "—" for k in ms) + " |")
+    return lines
+
+
+def torch_run(args, weights: Path, npz: Path, runs: int, warmups: int) -> dict | None:
+    """The package's torch forward on --torch-device in --torch-python (a subprocess)."""
+    import subprocess
+    got = subprocess.run([args.torch_python, str(ROOT / "bench" / "torch_tabicl_forward.py"),
+                          str(weights), str(npz), "--device", args.torch_device,
+                          "--runs", str(runs), "--warmups", str(warmups)],
+                         capture_output=True, text=True, check=False)
+    if got.returncode != 0:
+        sys.exit(f"bench_webgpu_peer: torch on {args.torch_device} failed:\n{got.stderr}")
+    res = json.loads(got.stdout.strip().splitlines()[-1])
+    if "skipped" in res:
+        print(f"  torch on {args.torch_device}: not run ({res['skipped']})", flush=True)
+        return None
+    print(f"  torch on {res['device']}: {res['times']} ms", flush=True)
+    return res
+
+
+@contextmanager
+def baseline_bridge(rev: str | None) -> Iterator[dict[str, Path]]:
+    """The mount of ``webgpu_bridge/src`` as it was at git revision ``rev`` (none: empty)."""
+    if rev is None:
+        yield {}
+        return
+    import subprocess
+    import tarfile
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = Path(tmp) / "base.tar"
+        subprocess.run(["git", "archive", "-o", str(archive), rev, "webgpu_bridge/src"],
+                       cwd=ROOT, check=True)
+        with tarfile.open(archive) as tar:
+            tar.extractall(tmp, filter="data")
+        yield {"/bridge_base/": Path(tmp) / "webgpu_bridge" / "src"}
 
 
 def run_tabicl(args) -> int:
     sys.path.insert(0, str(ROOT / "pkg"))
     from arenalite.models.tabicl import forward, load
 
-    shapes = (TABICL_SHAPES if args.shapes == "all" else TABICL_SHAPES[:1])[args.skip:]
+    shapes = [tuple(int(v) for v in s.split("x")) for s in args.tabicl_shapes.split(",")]
+    shapes = (shapes if args.shapes == "all" else shapes[:1])[args.skip:]
     name = lambda n, m, h: f"tabicl_v2_{n}_{m}_{h}"  # noqa: E731 (export_tabicl_onnx.py's)
-    for need in [ORT_DIST, TABICL_WEIGHTS] + [TABICL_DIR / f"{name(*s)}.onnx" for s in shapes]:
+    engines = [e for e in args.engines.split(",") if e]
+    if "base" in engines and not args.baseline:
+        sys.exit("bench_webgpu_peer: the engine 'base' needs --baseline REV")
+    if args.baseline and "base" not in engines:
+        engines.append("base")
+    needs = [TABICL_WEIGHTS] + [TABICL_DIR / f"{name(*s)}.npz" for s in shapes]
+    if {"webgpu", "wasm"} & set(engines):
+        needs += [ORT_DIST] + [TABICL_DIR / f"{name(*s)}.onnx" for s in shapes]
+    for need in needs:
         if not need.exists():
             sys.exit(f"bench_webgpu_peer: {need} is missing (npm ci in webgpu_bridge; "
-                     "/work/venv-tabicl/bin/python scripts/export_tabicl_onnx.py for the "
-                     "weights and graphs)")
-    engines = [e for e in args.engines.split(",") if e]
+                     "/work/venv-tabicl/bin/python scripts/export_tabicl_onnx.py --shapes "
+                     f"{' '.join('x'.join(map(str, s)) for s in shapes)} for the weights and "
+                     "graphs)")
     model = load(TABICL_WEIGHTS)
     n_row = len(model.row.blocks)
     cases = []
@@ -344,11 +486,26 @@ def run_tabicl(args) -> int:
             if i >= warmups:
                 times.append(ms)
                 timings.append(t)
+        res = {"numpy": {"times": times, "out": out, "timings": timings}}
+        if args.torch_device:
+            got = torch_run(args, TABICL_WEIGHTS, TABICL_DIR / f"{name(n, m, h)}.npz", runs,
+                            warmups)
+            if got:
+                res["torch"] = got
         cases.append({"n": n, "m": m, "h": h, "x": x, "y": y, "runs": runs,
-                      "warmups": warmups, "torch": z["torch"],
-                      "res": {"numpy": {"times": times, "out": out, "timings": timings}}})
+                      "warmups": warmups, "torch": z["torch"], "config": model.config,
+                      "res": res})
+    adapter = "(no browser run)"
     if engines:
-        with bench_page(TABICL_PAGE, {"/tabicl/": TABICL_DIR}) as (page, adapter):
+        page_html = (TABICL_PAGE.replace("__BASELINE__", "true" if args.baseline else "false")
+                     .replace("__ROW_BLOCKS__", str(n_row)))
+        with baseline_bridge(args.baseline) as base_mount, \
+                bench_page(page_html, {"/tabicl/": TABICL_DIR, **base_mount}) as (page, adapter):
+            info = page.evaluate("() => window.bridge.adapterInfo")
+            if args.require_hardware and (info["isFallbackAdapter"]
+                                          or info["architecture"] == "swiftshader"):
+                sys.exit(f"bench_webgpu_peer: Chromium found only a software adapter "
+                         f"({adapter}); no GPU figures from it (check the GPU flags)")
             for c in cases:
                 res = page.evaluate("(a) => window.runShape(a)", {
                     "n": c["n"], "m": c["m"], "h": c["h"],
@@ -356,21 +513,23 @@ def run_tabicl(args) -> int:
                     "x": c["x"].ravel().tolist(), "y": c["y"].tolist(), "runs": c["runs"],
                     "warmups": c["warmups"], "engines": engines})
                 c["res"].update(res)
-    else:
-        adapter = "(no browser run)"
+                print(json.dumps({k: v["times"] for k, v in c["res"].items()}), flush=True)
+    base = f" (`--baseline {args.baseline}`: the bridge's kernels at that commit)" \
+        if args.baseline else ""
     lines = [f"Adapter: {adapter}; TabICLv2, random full-size weights, one member's raw "
-             "forward; median wall ms of the timed runs after the warm-up calls; max diff = "
-             "largest |logit difference| (3 classes).", "",
-             "| shape | warm-ups + runs | ours (WebGPU) | ORT-Web webgpu | ORT-Web wasm "
-             "| numpy | ours / ORT webgpu | max diff vs ours: webgpu / wasm / numpy "
-             "| ours vs numpy / torch |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    per_layer = []
+             f"forward; median wall ms of the timed runs after the warm-up calls{base}; "
+             "max diff = largest |logit difference| (3 classes).", "",
+             "| shape | warm-ups + runs | " + " | ".join(ENGINE_NAMES.values())
+             + " | ours / baseline | ours / ORT webgpu "
+             "| max diff from ours: baseline / webgpu / wasm / numpy | ours vs torch |",
+             "|---|---|" + "---:|" * (len(ENGINE_NAMES) + 2) + "---|---|"]
+    per_layer, counts = [], []
     for c in cases:
-        line, layers = tabicl_rows(c, n_row)
+        line, layers, tallies = tabicl_rows(c, n_row)
         lines.append(line)
         per_layer += layers
-    write_table("peer_tabicl.md", lines + per_layer)
+        counts += tallies if {"ours", "base"} & set(c["res"]) else []
+    write_table("peer_tabicl.md", lines + per_layer + counts)
     return 0
 
 
@@ -389,9 +548,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--shapes", choices=["all", "small"], default="all")
     ap.add_argument("--skip", type=int, default=0, help="leave out the first SKIP shapes")
     ap.add_argument("--engines", default="ours,webgpu,wasm",
-                    help="tabicl: which of ours,webgpu,wasm run in the browser (comma list; "
-                         "empty: numpy only)")
+                    help="tabicl: which of ours,base,webgpu,wasm run in the browser (comma "
+                         "list; empty: numpy only; base: the bridge at --baseline)")
+    ap.add_argument("--baseline", metavar="REV",
+                    help="tabicl: also time the bridge's WebGPU code as it was at git "
+                         "revision REV (the kernels before a change), in the same page")
+    ap.add_argument("--tabicl-shapes", default="128x48x4,512x128x16,1024x256x30",
+                    help="tabicl: the shapes, NxMxH (context rows x query rows x features), "
+                         "comma-separated; --shapes small keeps the first")
+    ap.add_argument("--torch-device", help="tabicl: also time the package's torch forward "
+                    "on this device (cuda, cpu), in --torch-python")
+    ap.add_argument("--torch-python", help="an interpreter with torch and the tabicl package")
+    ap.add_argument("--require-hardware", action="store_true",
+                    help="stop when Chromium's adapter is a software one (bench/gpu_check.sh)")
+    ap.add_argument("--chromium-arg", action="append", default=[],
+                    help="an extra Chromium flag (repeatable), e.g. for a real GPU adapter")
     args = ap.parse_args(argv)
+    CHROMIUM_ARGS[:] = args.chromium_arg
+    if args.torch_device and not args.torch_python:
+        ap.error("--torch-device needs --torch-python (an interpreter with torch and tabicl)")
     defaults = ({"runs": 2, "large_runs": 2, "warmups": 1, "large_warmups": 1}
                 if args.model == "tabicl" else
                 {"runs": 20, "large_runs": 5, "warmups": 2, "large_warmups": 2})
