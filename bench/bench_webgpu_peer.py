@@ -43,6 +43,7 @@ import argparse
 import functools
 import http.server
 import json
+import os
 import sys
 import tempfile
 import time
@@ -443,7 +444,14 @@ def baseline_bridge(rev: str | None) -> Iterator[dict[str, Path]]:
                        cwd=ROOT, check=True)
         with tarfile.open(archive) as tar:
             tar.extractall(tmp, filter="data")
-        yield {"/bridge_base/": Path(tmp) / "webgpu_bridge" / "src"}
+        src = Path(tmp) / "webgpu_bridge" / "src"
+        for link in [p for p in src.rglob("*") if p.is_symlink()]:  # registry.json: a link
+            target = (Path("webgpu_bridge/src") / link.relative_to(src)).parent / os.readlink(link)
+            link.unlink()
+            link.write_bytes(subprocess.run(
+                ["git", "show", f"{rev}:{os.path.normpath(target)}"], cwd=ROOT,
+                capture_output=True, check=True).stdout)
+        yield {"/bridge_base/": src}
 
 
 def run_tabicl(args) -> int:

@@ -97,8 +97,9 @@ export class Engine {
       else view.setUint32(4 * i, value, true);
     });
     const buffer = this.buffer(`uniform:${this.uniformsUsed++}`, UNIFORM_BYTES, "uniform");
-    this.device.queue.writeBuffer(buffer, 0, data);
-    this.stats.bytesUploaded += UNIFORM_BYTES;
+    const bytes = Math.max(16, Math.ceil((4 * fields.length) / 16) * 16);
+    this.device.queue.writeBuffer(buffer, 0, data, 0, bytes);
+    this.stats.bytesUploaded += bytes;
     return buffer;
   }
 

@@ -12,13 +12,26 @@ const SSMAX_MODES = { none: 0, base: 1, query: 2 };
 /** The attention kernel's largest head dim and QASSMax hidden width (its workgroup tiles). */
 export const MAX_HEAD_DIM = 64;
 export const MAX_SSMAX_HIDDEN = 64;
-/** Query rows one attention workgroup covers. */
-const ATTENTION_ROWS = 16;
+/** Invocations of an attention workgroup (one per query row) and floats of its K or V tile. */
+const ATTENTION_WORKGROUP = 64;
+const ATTENTION_TILE_FLOATS = 1024;
 
 /** Workgroups for `count` groups' worth of work, folded into y past 65535. */
 export function fold(count) {
   const g = Math.max(1, count);
   return g <= 65535 ? [g, 1, 1] : [65535, Math.ceil(g / 65535), 1];
+}
+
+/**
+ * How an attention workgroup is filled: `rows` query rows of each of `group` batches (64
+ * rows of one batch, or a short batch's rows times as many batches as fit), and `tile`
+ * keys of each of those batches in workgroup memory at a time.
+ */
+export function attentionShape(batches, Tq, keys, dh) {
+  const rows = Math.min(Tq, ATTENTION_WORKGROUP);
+  const group = Math.max(1, Math.min(batches, Math.floor(ATTENTION_WORKGROUP / rows)));
+  const tile = Math.max(1, Math.min(keys, ATTENTION_WORKGROUP, Math.floor(ATTENTION_TILE_FLOATS / (group * dh))));
+  return { group, rows, tile };
 }
 
 export class Operators {
@@ -72,12 +85,14 @@ export class Operators {
     if (ssmax?.mlp && ssmax.hidden > MAX_SSMAX_HIDDEN) {
       throw new Error(`WebGPU attention: QASSMax hidden width ${ssmax.hidden} > ${MAX_SSMAX_HIDDEN}`);
     }
+    const { group, rows, tile } = attentionShape(batches, Tq, keys, dh);
     const u = this.engine.uniform([["u32", batches], ["u32", Tq], ["u32", keys], ["u32", H], ["u32", dh],
       ["f32", 1 / Math.sqrt(dh)], ["u32", qOff], ["u32", qBatch], ["u32", qRow], ["u32", kOff], ["u32", vOff],
       ["u32", kBatch], ["u32", kRow], ["u32", oOff], ["u32", oBatch], ["u32", oRow], ["u32", mode],
-      ["u32", ssmax?.elementwise ? 1 : 0], ["u32", ssmax?.hidden ?? 0], ["u32", ssmax?.qOut ?? 1]]);
+      ["u32", ssmax?.elementwise ? 1 : 0], ["u32", ssmax?.hidden ?? 0], ["u32", ssmax?.qOut ?? 1],
+      ["u32", group], ["u32", rows], ["u32", tile]]);
     this.engine.dispatch(pass, this.p.attention, { 0: u, 1: q, 2: k, 3: v, 4: out,
       5: ssmax?.base ?? this.zeros, 6: ssmax?.mlp ?? this.zeros },
-    fold(batches * H * Math.ceil(Tq / ATTENTION_ROWS)));
+    fold(H * Math.ceil(batches / group) * Math.ceil(Tq / rows)));
   }
 }
