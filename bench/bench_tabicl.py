@@ -1,24 +1,26 @@
 """TabICLv2's numpy reference against the package's torch forward, same run, same weights.
 
 ``python bench/bench_tabicl.py`` (needs the ``tabicl`` extra: torch and the ``tabicl``
-package; ``--skip-large`` leaves out the 10,000 × 100 memory run, ``--threads N`` sets
-both libraries' thread count — torch's, numpy's BLAS (before numpy loads) and arenalite's
-worker threads — default 1). One full-size TabICLv2 classifier with random
-weights (the v2 config: 27.5 M parameters) runs one ensemble member's raw forward at
+package; ``--skip-large`` leaves out the 10,000 × 100 memory run, ``--threads`` sets both
+libraries' thread count — torch's, numpy's BLAS (before numpy loads) and arenalite's worker
+threads: ``1``, ``2``, ``all``, or a list, default ``1,all``: one child process per count,
+then a table of numpy / torch per count and shape). One full-size TabICLv2 classifier with
+random weights (the v2 config: 27.5 M parameters) runs one ensemble member's raw forward at
 128 context + 48 query rows × 4 features and at 1,024 + 256 × 30, in both libraries, and
-prints per shape the median wall time after a warm-up, each stage's time (column
-embedding, row interaction, ICL with its head), the ratio numpy / torch (goal ≤ 1.5)
-and the largest output difference. The large run reports numpy's peak traced memory
-(tracemalloc: numpy's buffers) and the process's maximum resident set size.
-``--wrappers`` also times issue 37's own measure: the package's
-``TabICLClassifier(n_estimators=1).fit(X, y).predict_proba(X_test)`` against
-``arenalite.models.predict`` (preprocessing included) on a saved full-size checkpoint.
+prints per shape the median wall time after a warm-up, each stage's time (column embedding,
+row interaction, ICL with its head), the ratio numpy / torch (goal ≤ 1.5) and the largest
+output difference. The large run reports numpy's peak traced memory (tracemalloc: numpy's
+buffers) and the process's maximum resident set size. ``--wrappers`` also times issue 37's
+own measure: the package's ``TabICLClassifier(n_estimators=1).fit(X,
+y).predict_proba(X_test)`` against ``arenalite.models.predict`` (preprocessing included) on
+a saved full-size checkpoint.
 """
 
 from __future__ import annotations
 
 import argparse
 import inspect
+import json
 import os
 import resource
 import statistics
@@ -113,12 +115,18 @@ def wrappers(torch, TabICL, threads_n: int, repeats: int, folder: Path) -> None:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--skip-large", action="store_true")
-    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--threads", default="1,all",
+                        help="thread counts: 1, 2, all or a list (default 1,all)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--wrappers", action="store_true",
                         help="also time the package's fit + predict_proba against "
                              "arenalite.models.predict (one member, preprocessing included)")
     args = parser.parse_args(argv)
+    counts = forward_bench.thread_counts(args.threads)
+    if len(counts) > 1:
+        forward_bench.summary(forward_bench.run_per_count(__file__, sys.argv[1:], counts))
+        return 0
+    args.threads = counts[0]
     try:
         import torch
         from tabicl._model.inference_config import InferenceConfig
@@ -160,6 +168,8 @@ def main(argv=None) -> int:
             print(f"{f'{n} + {m} x {h}':>18} {lib:>6} {medians[lib]:9.2f} "
                   f"{stage['column']:7.2f} {stage['row']:7.2f} {stage['icl+head']:8.2f} "
                   f"{ratio:>6} {f'{diff:.1e}' if lib == 'numpy' else '':>10}", flush=True)
+        print(forward_bench.RESULT + json.dumps({"shape": f"{n:,} + {m} × {h}", **medians}),
+              flush=True)
     if args.wrappers:
         with tempfile.TemporaryDirectory(prefix="arenalite-bench-tabicl-") as folder:
             wrappers(torch, TabICL, args.threads, args.repeats, Path(folder))

@@ -1,7 +1,8 @@
 """TabPFN v3's numpy forward against the package's torch forward, same run, same weights.
 
 ``python bench/bench_tabpfn.py`` (needs the ``tabpfn`` extra: torch and the ``tabpfn``
-package 9.2.0; ``--threads N`` sets both libraries' thread count, default 1;
+package 9.2.0; ``--threads`` sets both libraries' thread count: ``1``, ``2``, ``all`` or a
+list, default ``1,all``, one child process per count and a numpy / torch table at the end;
 ``--skip-large`` leaves out the 10,000 × 100 memory run). One full-size TabPFN v3
 classifier (the package's default ``TabPFNV3Config``, 10 classes) with random weights (every
 tensor drawn afresh: the package zero-initialises its output projections) runs one
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import math
 import os
 import resource
@@ -117,9 +119,15 @@ def time_torch_stages(model, clock: StageClock) -> None:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--skip-large", action="store_true")
-    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--threads", default="1,all",
+                        help="thread counts: 1, 2, all or a list (default 1,all)")
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)
+    counts = forward_bench.thread_counts(args.threads)
+    if len(counts) > 1:
+        forward_bench.summary(forward_bench.run_per_count(__file__, sys.argv[1:], counts))
+        return 0
+    args.threads = counts[0]
     try:
         import torch
         from tabpfn.architectures import tabpfn_v3
@@ -169,6 +177,8 @@ def main(argv=None) -> int:
                   f"{stage['column']:7.3f} {stage['row']:7.3f} {stage['icl']:7.3f} "
                   f"{stage['decoder']:7.3f} {ratio:>6} "
                   f"{f'{diff:.1e}' if lib == 'numpy' else '':>10}", flush=True)
+        print(forward_bench.RESULT + json.dumps({"shape": f"{n:,} + {m} × {h}", **medians}),
+              flush=True)
     if not args.skip_large:
         n, m, h = LARGE
         x, y = forward_bench.data(n, m, h)

@@ -1,6 +1,6 @@
 """The worker threads of the numpy models (arenalite.models.threads): the count, the pool,
-and TabICL's stages on 1 and on 4 threads (the same outputs up to float32 round-off, the
-per-layer times still the stage's wall time)."""
+and TabICL's, TabPFN's and tabular_fm's forwards on 1 and on 4 threads (the same outputs up
+to float32 round-off, the per-layer times still the stage's wall time)."""
 
 from __future__ import annotations
 
@@ -131,5 +131,29 @@ def test_tabpfn_on_more_threads_gives_the_same_logits(restore_count) -> None:
     one = tabpfn.forward(model, x[:60], y, x[60:])
     threads.set_count(4)
     four = tabpfn.forward(model, x[:60], y, x[60:])
+    scale = max(1.0, float(np.abs(one).max()))
+    np.testing.assert_allclose(four, one, atol=1e-6 * scale, rtol=1e-6)
+
+
+@pytest.mark.needs_threads
+@pytest.mark.parametrize("task", ["multiclass", "regression"])
+def test_tabular_fm_on_more_threads_gives_the_same_output(task: str, restore_count) -> None:
+    """tabular_fm's query blocks and row-attention blocks on the worker threads: 200 query
+    rows (4 blocks of 64) and a context whose row blocks split between the threads."""
+    from arenalite import models
+
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(500, 6))
+    y = (x[:, 0] > 0).astype(float) + (x[:, 1] > 0.5) if task == "multiclass" else x[:, 0] * 3
+    n_classes = 3 if task == "multiclass" else None
+    model = {"name": "tabular_fm"}
+
+    def run() -> np.ndarray:
+        return np.asarray(models.predict(model, x[:300], y[:300], x[300:], task, n_classes))
+
+    threads.set_count(1)
+    one = run()
+    threads.set_count(4)
+    four = run()
     scale = max(1.0, float(np.abs(one).max()))
     np.testing.assert_allclose(four, one, atol=1e-6 * scale, rtol=1e-6)

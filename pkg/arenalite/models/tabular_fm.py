@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from . import safetensors
+from . import safetensors, threads
 from .preprocess import Prepared, target_stats
 from .weights import Weights, check_tensor_names, check_transformer_config
 
@@ -309,11 +309,23 @@ def _row_block(model: Model, n_tokens: int, n_ctx: int) -> int:
 
 def _rows_and_mlp(model: Model, layer: int, h: np.ndarray, k: np.ndarray, v: np.ndarray,
                   block: int) -> np.ndarray:
-    """Row attention (in blocks of ``block`` rows) then the MLP, for feature-attended ``h``."""
-    out = np.empty_like(h)
-    for s, e in _blocks(len(h), block):
-        out[s:e] = row_attention(model, layer, h[s:e], k, v)
-    return mlp(model, layer, out)
+    """Row attention then the MLP, for feature-attended ``h``: rows are independent given
+    the keys and values, so their blocks (at most ``block`` rows, the score budget shared
+    between the threads) run on the worker threads."""
+    parts = threads.map_chunks(lambda se: row_attention(model, layer, h[se[0]:se[1]], k, v),
+                               _blocks(len(h), threads.spread(len(h), block)))
+    return mlp(model, layer, np.concatenate(parts))
+
+
+def _queries_through(model: Model, layer: int, h_q: np.ndarray, k: np.ndarray, v: np.ndarray,
+                     block: int) -> np.ndarray:
+    """Layer ``layer`` on the query rows, in blocks of QUERY_BLOCK rows on the worker threads
+    (the blocks are independent given the context's keys and values)."""
+    def through(se: tuple[int, int]) -> np.ndarray:
+        attended = feature_attention(model, layer, h_q[se[0]:se[1]])
+        return _rows_and_mlp(model, layer, attended, k, v, block)
+
+    return np.concatenate(threads.map_chunks(through, _blocks(len(h_q), QUERY_BLOCK)))
 
 
 def forward(model: Model, prep: Prepared,
@@ -337,16 +349,15 @@ def forward(model: Model, prep: Prepared,
                 np.pad(tgt_q, ((0, pad), (0, 0))))
     t1 = clock()
     layers = []
-    for layer in range(model.config["n_layers"]):
-        start = clock()
-        h_ctx = feature_attention(model, layer, h_ctx)
-        k, v = row_kv(model, layer, h_ctx)
-        for s, e in _blocks(len(h_q), QUERY_BLOCK):
-            h_q[s:e] = _rows_and_mlp(model, layer, feature_attention(model, layer, h_q[s:e]),
-                                     k, v, block)
-        if layer + 1 < model.config["n_layers"]:
-            h_ctx = _rows_and_mlp(model, layer, h_ctx, k, v, block)
-        layers.append((clock() - start) * 1e3)
+    with threads.pooled():
+        for layer in range(model.config["n_layers"]):
+            start = clock()
+            h_ctx = feature_attention(model, layer, h_ctx)
+            k, v = row_kv(model, layer, h_ctx)
+            h_q = _queries_through(model, layer, h_q, k, v, block)
+            if layer + 1 < model.config["n_layers"]:
+                h_ctx = _rows_and_mlp(model, layer, h_ctx, k, v, block)
+            layers.append((clock() - start) * 1e3)
     t2 = clock()
     output = np.concatenate([head(model, h_q[s:e], prep)
                              for s, e in _blocks(len(h_q), QUERY_BLOCK)])[:n_q]
