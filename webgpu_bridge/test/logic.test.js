@@ -194,6 +194,30 @@ test("every WGSL kernel file is readable beside the module", async () => {
   }
 });
 
+// WebGPU's guaranteed minimums (every adapter offers at least these): so no kernel needs
+// a device with raised limits.
+const MIN_LIMITS = { invocations: 256, sizeX: 256, sizeY: 256, storageBytes: 16384 };
+const BYTES = { f32: 4, u32: 4, i32: 4, "vec2<f32>": 8, "vec4<f32>": 16 };
+
+test("every kernel stays within WebGPU's minimum workgroup limits", async () => {
+  for (const name of KERNELS) {
+    const src = await loadKernel(name);
+    for (const [, x, y = "1", z = "1"] of src.matchAll(/@workgroup_size\((\d+)(?:,\s*(\d+))?(?:,\s*(\d+))?\)/g)) {
+      const [sx, sy, sz] = [x, y, z].map(Number);
+      assert.ok(sx * sy * sz <= MIN_LIMITS.invocations && sx <= MIN_LIMITS.sizeX && sy <= MIN_LIMITS.sizeY,
+        `${name}: workgroup ${sx} x ${sy} x ${sz}`);
+    }
+    let storage = 0;
+    for (const [, type, count] of src.matchAll(/var<workgroup>\s+\w+\s*:\s*array<([\w<>]+),\s*(\d+)>/g)) {
+      assert.ok(type in BYTES, `${name}: workgroup array of ${type}`);
+      storage += BYTES[type] * Number(count);
+    }
+    assert.ok(storage <= MIN_LIMITS.storageBytes, `${name}: ${storage} bytes of workgroup storage`);
+  }
+  const attention = await loadKernel("attention");
+  assert.match(attention, /var<workgroup> tile_k: array<f32, 1024>/);
+});
+
 test("the device layer does not import the orchestration layer", async () => {
   const { readFile } = await import("node:fs/promises");
   const imports = (name) => readFile(new URL(`../src/${name}`, import.meta.url), "utf8")
