@@ -37,15 +37,15 @@ export class Engine {
     this.recording = false;   // inside a pass's record callback
   }
 
-  /** The compute pipeline of `kernel`'s `entry`, compiled on first use. */
-  async pipeline(kernel, entry = "main") {
-    const key = `${kernel}:${entry}`;
+  /** The compute pipeline of `kernel`'s `entry` with override `constants`, compiled on first use. */
+  async pipeline(kernel, entry = "main", constants = null) {
+    const key = `${kernel}:${entry}${constants ? `:${JSON.stringify(constants)}` : ""}`;
     if (!this.pipelines.has(key)) {
       const made = (async () => {
         const module = this.device.createShaderModule({ label: kernel, code: await loadKernel(kernel) });
         this.stats.pipelinesCreated++;
         return this.device.createComputePipelineAsync({
-          label: key, layout: "auto", compute: { module, entryPoint: entry },
+          label: key, layout: "auto", compute: { module, entryPoint: entry, ...(constants ? { constants } : {}) },
         });
       })();
       this.pipelines.set(key, made);

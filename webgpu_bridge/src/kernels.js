@@ -7,7 +7,7 @@ export const KERNELS = ["linear", "layer_norm", "attention", "knn", "labels", "h
   "fm_embed", "fm_head", "tabicl_rope", "tabicl_copy", "tabicl_cells", "tabicl_target"];
 
 /** Outputs one workgroup of kernels/linear.wgsl computes: its dispatch is ceil(N / cols) × ceil(M / rows). */
-export const LINEAR_TILE = { rows: 32, cols: 32 };
+export const LINEAR_TILE = { rows: 32, cols: 64 };
 
 const cache = new Map();
 const read = (file) => readText(new URL(`./kernels/${file}.wgsl`, import.meta.url));

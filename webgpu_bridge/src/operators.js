@@ -6,7 +6,6 @@
 // buffers come in, nothing is named by model.
 import { LINEAR_TILE } from "./kernels.js";
 
-const OPERATOR_KERNELS = ["linear", "layer_norm", "attention"];
 const LINEAR_FLAGS = { bias: 1, gelu: 2, accumulate: 4, gelu_tanh: 8, inputMajor: 16 };
 const SSMAX_MODES = { none: 0, base: 1, query: 2 };
 /** The attention kernel's largest head dim and QASSMax hidden width (its workgroup tiles). */
@@ -35,14 +34,24 @@ export function attentionShape(batches, Tq, keys, dh) {
 }
 
 export class Operators {
-  static async create(engine) {
-    const made = await Promise.all(OPERATOR_KERNELS.map((k) => engine.pipeline(k)));
-    return new Operators(engine, Object.fromEntries(OPERATOR_KERNELS.map((k, i) => [k, made[i]])));
+  /** The operators of one engine, with an attention pipeline for each head dim in `headDims`. */
+  static async create(engine, headDims = []) {
+    const dims = [...new Set(headDims)];
+    for (const dh of dims) {
+      if (!Number.isInteger(dh) || dh < 1 || dh > MAX_HEAD_DIM) {
+        throw new Error(`WebGPU attention: head dim ${dh} is not an integer in 1…${MAX_HEAD_DIM} (the kernel's tile)`);
+      }
+    }
+    const [linear, layerNorm, ...attention] = await Promise.all([engine.pipeline("linear"),
+      engine.pipeline("layer_norm"), ...dims.map((dh) => engine.pipeline("attention", "main", { DH: dh }))]);
+    return new Operators(engine, { linear, layer_norm: layerNorm },
+      new Map(dims.map((dh, i) => [dh, attention[i]])));
   }
 
-  constructor(engine, pipelines) {
+  constructor(engine, pipelines, attention) {
     this.engine = engine;
     this.p = pipelines;
+    this.attentionPipelines = attention;  // head dim → pipeline (the kernel's DH constant)
     this.zeros = engine.buffer("operators.zeros", 16);  // never written: WebGPU zero-fills
   }
 
@@ -80,7 +89,8 @@ export class Operators {
   attention(pass, { q, k, v, out, batches, Tq, keys, H, dh, qOff = 0, qBatch, qRow, kOff = 0, vOff = 0, kBatch,
     kRow, oOff = 0, oBatch, oRow, ssmax = null }) {
     if (batches * Tq === 0) return;
-    if (dh > MAX_HEAD_DIM) throw new Error(`WebGPU attention: head dim ${dh} > ${MAX_HEAD_DIM} (the kernel's tile)`);
+    const pipeline = this.attentionPipelines.get(dh);
+    if (!pipeline) throw new Error(`WebGPU attention: no pipeline for head dim ${dh} (Operators.create(engine, [${dh}]))`);
     const mode = ssmax === null ? SSMAX_MODES.none : ssmax.mlp ? SSMAX_MODES.query : SSMAX_MODES.base;
     if (ssmax?.mlp && ssmax.hidden > MAX_SSMAX_HIDDEN) {
       throw new Error(`WebGPU attention: QASSMax hidden width ${ssmax.hidden} > ${MAX_SSMAX_HIDDEN}`);
@@ -91,7 +101,7 @@ export class Operators {
       ["u32", kBatch], ["u32", kRow], ["u32", oOff], ["u32", oBatch], ["u32", oRow], ["u32", mode],
       ["u32", ssmax?.elementwise ? 1 : 0], ["u32", ssmax?.hidden ?? 0], ["u32", ssmax?.qOut ?? 1],
       ["u32", group], ["u32", rows], ["u32", tile]]);
-    this.engine.dispatch(pass, this.p.attention, { 0: u, 1: q, 2: k, 3: v, 4: out,
+    this.engine.dispatch(pass, pipeline, { 0: u, 1: q, 2: k, 3: v, 4: out,
       5: ssmax?.base ?? this.zeros, 6: ssmax?.mlp ?? this.zeros },
     fold(H * Math.ceil(batches / group) * Math.ceil(Tq / rows)));
   }

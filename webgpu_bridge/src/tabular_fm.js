@@ -164,7 +164,8 @@ function groups64(count) {
 
 class FmEncoder {
   static async create(engine, weights, n, F) {
-    const [ops, ...made] = await Promise.all([Operators.create(engine), ...PIPELINES.map((k) => engine.pipeline(k))]);
+    const [ops, ...made] = await Promise.all([
+      Operators.create(engine, [weights.config.d_model / weights.config.n_heads]), ...PIPELINES.map((k) => engine.pipeline(k))]);
     return new FmEncoder(engine, weights, n, F, ops, Object.fromEntries(PIPELINES.map((k, i) => [k, made[i]])));
   }
 

@@ -33,7 +33,8 @@ const PIPELINES = ["head", "embed"];
  */
 class Encoder {
   static async create(engine, weights, n) {
-    const [ops, ...pipelines] = await Promise.all([Operators.create(engine), ...PIPELINES.map((k) => engine.pipeline(k))]);
+    const [ops, ...pipelines] = await Promise.all([
+      Operators.create(engine, [weights.config.d_model / weights.config.n_heads]), ...PIPELINES.map((k) => engine.pipeline(k))]);
     return new Encoder(engine, weights, n, ops, Object.fromEntries(PIPELINES.map((k, i) => [k, pipelines[i]])));
   }
 

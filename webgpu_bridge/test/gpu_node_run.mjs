@@ -72,7 +72,7 @@ function attentionReference(c, outLen) {
  * layout, keys and values in one buffer, and the fused SSMax base and QASSMax query MLP.
  */
 async function attentionChecks(engine) {
-  const ops = await Operators.create(engine);
+  const ops = await Operators.create(engine, [2, 6, 64, 16, 8, 4]);
   const gelu = (x) => 0.5 * x * (1 + erf(x / Math.SQRT2));
   const checks = [];
   const cases = [[1, 1, 1, 1, 2, null], [3, 17, 33, 2, 6, null], [2, 40, 5, 4, 64, null], [1, 70, 300, 8, 16, null],

@@ -25,7 +25,7 @@
 // all the rows of their batch; each invocation keeps its query and output in registers,
 // scores one key at a time over d = 0 … dh-1 in order, with an online softmax (running
 // maximum, rescaled sums), so exp never overflows and no score array is kept.
-// Workgroup memory: 8 KiB. Dispatch: H * ceil(batches / group) * ceil(Tq / rows)
+// Workgroup memory: 8 KiB. The head dim is the pipeline constant DH (p.dh the same). Dispatch: H * ceil(batches / group) * ceil(Tq / rows)
 // workgroups, folded into y past 65535 (operators.js picks group, rows and tile).
 struct Params { batches: u32, Tq: u32, keys: u32, H: u32, dh: u32, scale: f32,
                 qOff: u32, qBatch: u32, qRow: u32, kOff: u32, vOff: u32, kBatch: u32, kRow: u32,
@@ -42,6 +42,9 @@ struct Params { batches: u32, Tq: u32, keys: u32, H: u32, dh: u32, scale: f32,
 @group(0) @binding(6) var<storage, read> mlp: array<f32>;
 
 const MAX_DH = 64u;
+// The head dim, fixed per pipeline (operators.js compiles one per dh a model has), so the
+// loops over d have a constant trip count: unrolled, the query and output in registers.
+override DH: u32 = 64u;
 const MAX_HIDDEN = 64u;
 var<workgroup> tile_k: array<f32, 1024>;   // [batch in group][key in tile][d]
 var<workgroup> tile_v: array<f32, 1024>;
@@ -59,7 +62,7 @@ fn main(@builtin(workgroup_id) wgid: vec3<u32>, @builtin(num_workgroups) wgs: ve
   let gb = li / p.rows;           // this invocation's batch within the group
   let b = b0 + gb;
   let valid = gb < p.group && b < p.batches && t < p.Tq;
-  let dh = p.dh;
+  let dh = DH;
 
   var qv: array<f32, MAX_DH>;
   var acc: array<f32, MAX_DH>;
@@ -97,14 +100,17 @@ fn main(@builtin(workgroup_id) wgid: vec3<u32>, @builtin(num_workgroups) wgs: ve
   let perBatch = p.tile * dh;
   for (var i0 = 0u; i0 < p.keys; i0 += p.tile) {
     let n = min(p.tile, p.keys - i0);
-    for (var e = li; e < p.group * perBatch; e += 64u) {
-      let eb = b0 + e / perBatch;
-      let key = (e % perBatch) / dh;
-      let d = e % dh;
-      let inside = key < n && eb < p.batches;
-      let at = min(eb, p.batches - 1u) * p.kBatch + (i0 + min(key, n - 1u)) * p.kRow + h * dh + d;
-      tile_k[e] = select(0.0, k[p.kOff + at], inside);
-      tile_v[e] = select(0.0, v[p.vOff + at], inside);
+    // dh invocations copy a key row (neighbours read neighbouring floats), 64 / dh rows at a time
+    if (li < (64u / dh) * dh) {
+      let d = li % dh;
+      for (var r = li / dh; r < p.group * p.tile; r += 64u / dh) {
+        let eb = b0 + r / p.tile;
+        let key = r % p.tile;
+        let inside = key < n && eb < p.batches;
+        let at = min(eb, p.batches - 1u) * p.kBatch + (i0 + min(key, n - 1u)) * p.kRow + h * dh + d;
+        tile_k[r * dh + d] = select(0.0, k[p.kOff + at], inside);
+        tile_v[r * dh + d] = select(0.0, v[p.vOff + at], inside);
+      }
     }
     workgroupBarrier();
     let kb = min(gb, p.group - 1u) * perBatch;

@@ -21,7 +21,8 @@ struct Params { M: u32, K: u32, N: u32, flags: u32, aStride: u32, aOff: u32, wOf
 @group(0) @binding(3) var<storage, read> bias: array<f32>;
 @group(0) @binding(4) var<storage, read_write> out: array<f32>;
 
-const BLOCK = 32u;
+const BLOCK = 32u;       // rows of out per workgroup
+const COLS = 64u;        // columns of out per workgroup
 const SLICE = 32u;
 const BIAS = 1u;
 const GELU_EXACT = 2u;
@@ -29,7 +30,7 @@ const ACCUMULATE = 4u;
 const GELU_TANH = 8u;
 const INPUT_MAJOR = 16u;
 var<workgroup> tile_a: array<f32, 1024>;        // [row in block][k in slice], 32 x 32
-var<workgroup> tile_w: array<vec4<f32>, 256>;   // [k in slice][4 columns], 32 x 8 vec4
+var<workgroup> tile_w: array<vec4<f32>, 512>;   // [k in slice][4 columns], 32 x 16 vec4
 
 fn load_a(row: u32, k: u32) -> f32 {
   if (row < p.M && k < p.K) { return a[p.aOff + row * p.aStride + k]; }
@@ -63,11 +64,15 @@ fn store_row(row: u32, col: u32, v: vec4<f32>) {
 fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_id) local: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
   let row0 = group.y * BLOCK;
-  let col0 = group.x * BLOCK;
+  let col0 = group.x * COLS;
   var acc0 = vec4<f32>();
   var acc1 = vec4<f32>();
   var acc2 = vec4<f32>();
   var acc3 = vec4<f32>();
+  var bcc0 = vec4<f32>();
+  var bcc1 = vec4<f32>();
+  var bcc2 = vec4<f32>();
+  var bcc3 = vec4<f32>();
   let inputMajor = (p.flags & INPUT_MAJOR) != 0u;
   let slices = (p.K + SLICE - 1u) / SLICE;
   for (var s = 0u; s < slices; s++) {
@@ -77,19 +82,28 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_id) l
       tile_a[e] = load_a(row0 + e / SLICE, k0 + e % SLICE);
     }
     // neighbouring invocations read neighbouring floats of w: along c (input-major) or k (torch)
-    for (var t = 0u; t < 16u; t++) {
+    for (var t = 0u; t < 32u; t++) {
       let e = li + 64u * t;
-      let k = select(e % SLICE, e / BLOCK, inputMajor);
-      let c = select(e / SLICE, e % BLOCK, inputMajor);
-      tile_w[k * 8u + c / 4u][c % 4u] = load_w(k0 + k, col0 + c);
+      let k = select(e % SLICE, e / COLS, inputMajor);
+      let c = select(e / SLICE, e % COLS, inputMajor);
+      tile_w[k * 16u + c / 4u][c % 4u] = load_w(k0 + k, col0 + c);
     }
     workgroupBarrier();
     for (var k = 0u; k < SLICE; k++) {
-      let wk = tile_w[k * 8u + local.x];
-      acc0 += tile_a[local.y * SLICE + k] * wk;
-      acc1 += tile_a[(local.y + 8u) * SLICE + k] * wk;
-      acc2 += tile_a[(local.y + 16u) * SLICE + k] * wk;
-      acc3 += tile_a[(local.y + 24u) * SLICE + k] * wk;
+      let wk = tile_w[k * 16u + local.x];
+      let wl = tile_w[k * 16u + local.x + 8u];
+      let a0 = tile_a[local.y * SLICE + k];
+      let a1 = tile_a[(local.y + 8u) * SLICE + k];
+      let a2 = tile_a[(local.y + 16u) * SLICE + k];
+      let a3 = tile_a[(local.y + 24u) * SLICE + k];
+      acc0 += a0 * wk;
+      acc1 += a1 * wk;
+      acc2 += a2 * wk;
+      acc3 += a3 * wk;
+      bcc0 += a0 * wl;
+      bcc1 += a1 * wl;
+      bcc2 += a2 * wl;
+      bcc3 += a3 * wl;
     }
     workgroupBarrier();
   }
@@ -98,4 +112,8 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_id) l
   store_row(row0 + local.y + 8u, col, acc1);
   store_row(row0 + local.y + 16u, col, acc2);
   store_row(row0 + local.y + 24u, col, acc3);
+  store_row(row0 + local.y, col + 32u, bcc0);
+  store_row(row0 + local.y + 8u, col + 32u, bcc1);
+  store_row(row0 + local.y + 16u, col + 32u, bcc2);
+  store_row(row0 + local.y + 24u, col + 32u, bcc3);
 }

@@ -50,7 +50,9 @@ function weightBuffers(engine, weights) {
 /** The dispatch helpers of one engine and weights. */
 export class Ops {
   static async create(engine, weights) {
-    const [operators, ...made] = await Promise.all([Operators.create(engine),
+    const c = weights.config;
+    const headDims = [c.embed_dim / c.col_nhead, c.embed_dim / c.row_nhead, (c.embed_dim * c.row_num_cls) / c.icl_nhead];
+    const [operators, ...made] = await Promise.all([Operators.create(engine, headDims.filter(Number.isInteger)),
       ...TABICL_KERNELS.map((k) => engine.pipeline(k))]);
     return new Ops(engine, weights, operators, Object.fromEntries(TABICL_KERNELS.map((k, i) => [k, made[i]])));
   }
