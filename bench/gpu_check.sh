@@ -14,8 +14,10 @@
 #    bench/out/peer_tabicl.md.
 #
 # Needs what `bash scripts/test.sh` installs (Debian's chromium, webgpu_bridge/node_modules,
-# .venv-pins) plus an interpreter with torch, the `tabicl` package and onnx for the export
-# (ARENALITE_TABICL_PYTHON, default /work/venv-tabicl/bin/python; see bench/README.md).
+# .venv-pins) plus an interpreter with torch, the `tabicl` package, safetensors and onnx for
+# the export and the torch timing (ARENALITE_TABICL_PYTHON, default
+# /work/venv-tabicl/bin/python; a CUDA build of torch there for the torch CUDA column, which
+# is left out, with a line saying so, where torch sees no GPU). See bench/README.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=bench/out
@@ -34,7 +36,8 @@ else
 fi
 
 if [ ! -f build/tabicl_peer/tabicl_v2_1024_256_30.onnx ]; then
-  "$TABICL_PY" scripts/export_tabicl_onnx.py --shapes "${SHAPES//,/ }"
+  # shellcheck disable=SC2086  # one argument per shape
+  "$TABICL_PY" scripts/export_tabicl_onnx.py --shapes ${SHAPES//,/ }
 fi
 
 timeout 570 "$PY" bench/bench_webgpu_peer.py --model tabicl --tabicl-shapes "$SHAPES" \

@@ -188,16 +188,27 @@ def embed_context(stage: ColumnStage, x_train: np.ndarray,
     return out, cache
 
 
-def embed_queries(stage: ColumnStage, cache: ColumnCache, x: np.ndarray) -> np.ndarray:
-    """Query rows (M, H) → embeddings (M, G, E), attending to the cached hidden points."""
-    src_all, grouped = stage.cells(x)
+def _queries_through(stage: ColumnStage, cache: ColumnCache, src_all: np.ndarray,
+                     cols: slice) -> np.ndarray:
+    """One chunk of column groups' query cells → their embeddings (cols, M, E)."""
     total = None
     for per_pass in cache.passes:
-        src = src_all
-        for (_, _, second), kv in zip(stage.blocks, per_pass, strict=True):
-            src = second(src, kv)
+        src = src_all[cols]
+        for (_, _, second), (k, v) in zip(stage.blocks, per_pass, strict=True):
+            src = second(src, (k[cols], v[cols]))
         total = src if total is None else total + src
     if len(cache.passes) > 1:
         total /= np.float32(len(cache.passes))
+    return total
+
+
+def embed_queries(stage: ColumnStage, cache: ColumnCache, x: np.ndarray) -> np.ndarray:
+    """Query rows (M, H) → embeddings (M, G, E), attending to the cached hidden points;
+    column groups in chunks on the worker threads, as the context's."""
+    src_all, grouped = stage.cells(x)
+    n_groups = src_all.shape[0]
+    parts = chunks(n_groups, threads.spread(n_groups, stage.chunk_columns(src_all.shape[1])))
+    total = np.concatenate(threads.map_chunks(
+        lambda cols: _queries_through(stage, cache, src_all, cols), parts))
     total = stage.finish(total, grouped)
     return np.ascontiguousarray(total.transpose(1, 0, 2))
