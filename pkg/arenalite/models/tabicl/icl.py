@@ -65,6 +65,17 @@ def _through(stage: ICLStage, block: AttentionBlock, h: np.ndarray,
                                              chunks(h.shape[0], size)))
 
 
+def _cache(block: AttentionBlock, h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The block's keys and values of the context rows ``h`` (N, D), each (heads, N, d):
+    row chunks on the worker threads (a row's keys and values are its own)."""
+    parts = chunks(h.shape[0], threads.spread(h.shape[0], h.shape[0]))
+    if len(parts) == 1:
+        return block.cache(h)
+    done = threads.map_chunks(lambda rows: block.cache(h[rows]), parts)
+    return (np.concatenate([k for k, _ in done], axis=-2),
+            np.concatenate([v for _, v in done], axis=-2))
+
+
 def fit_context(stage: ICLStage, r_train: np.ndarray, y_train: np.ndarray,
                 layer_ms: list[float] | None = None, clock=None) -> ICLContext:
     """Context rows' representations (N, D) with targets (N,) → the per-layer KV cache."""
@@ -72,7 +83,7 @@ def fit_context(stage: ICLStage, r_train: np.ndarray, y_train: np.ndarray,
     kv_all = []
     for i, block in enumerate(stage.blocks):
         start = clock() if layer_ms is not None else 0.0
-        kv = block.cache(h)
+        kv = _cache(block, h)
         kv_all.append(kv)
         if i < len(stage.blocks) - 1:
             h = _through(stage, block, h, kv)
