@@ -33,8 +33,12 @@ def gelu(x: np.ndarray) -> np.ndarray:
     """Exact GELU, ``x · Φ(x)`` with the error function (torch's default ``gelu``)."""
     from scipy.special import erf
 
-    return (0.5 * x * (1.0 + erf(x * np.float32(1 / math.sqrt(2))))).astype(np.float32,
-                                                                             copy=False)
+    out = (x * np.float32(1 / math.sqrt(2))).astype(np.float32, copy=False)
+    erf(out, out=out)  # one scratch array, every pass in place (0.5 · is exact: same bits)
+    out += np.float32(1.0)
+    out *= x
+    out *= np.float32(0.5)
+    return out
 
 
 def linear(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None = None) -> np.ndarray:
@@ -49,9 +53,11 @@ def layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None,
                eps: float = LN_EPS) -> np.ndarray:
     """LayerNorm over the last axis (biased variance, as torch)."""
     mean = x.mean(axis=-1, keepdims=True)
-    centred = x - mean
-    var = np.mean(centred * centred, axis=-1, keepdims=True)
-    out = centred / np.sqrt(var + np.float32(eps))
+    out = x - mean
+    std = np.mean(out * out, axis=-1, keepdims=True)
+    std += np.float32(eps)
+    np.sqrt(std, out=std)
+    out /= std  # in place: one array of x's size besides the square
     out *= weight
     if bias is not None:
         out += bias
