@@ -561,7 +561,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--baseline", metavar="REV",
                     help="tabicl: also time the bridge's WebGPU code as it was at git "
                          "revision REV (the kernels before a change), in the same page")
-    ap.add_argument("--tabicl-shapes", default="128x48x4,512x128x16,1024x256x30",
+    ap.add_argument("--tabicl-shapes",
+                    default=",".join("x".join(map(str, s)) for s in TABICL_SHAPES),
                     help="tabicl: the shapes, NxMxH (context rows x query rows x features), "
                          "comma-separated; --shapes small keeps the first")
     ap.add_argument("--torch-device", help="tabicl: also time the package's torch forward "

@@ -16,7 +16,7 @@ def linear(rows: int, k: int, n: int) -> float:
     return 2.0 * rows * k * n
 
 
-def block(rows: int, keys: int, batches: int, width: int, ff: int) -> float:
+def block(rows: int, keys: int, width: int, ff: int) -> float:
     """A pre-norm attention block: queries projected, attention, out projection, MLP."""
     return (linear(rows, width, width) + 4.0 * rows * keys * width
             + linear(rows, width, width) + linear(rows, width, ff) + linear(rows, ff, width))
@@ -33,22 +33,22 @@ def tabicl_flops(config: dict, n: int, m: int, h: int) -> dict[str, float]:
     col = 0.0
     for _ in range(int(config["col_num_blocks"])):
         col += columns * (linear(n, e, 2 * e)                            # keys/values of the rows
-                          + block(inds, n, 1, e, e * ff_factor)          # inducing points over rows
+                          + block(inds, n, e, e * ff_factor)          # inducing points over rows
                           + linear(inds, e, 2 * e)                       # keys/values of the points
-                          + block(n + m, inds, 1, e, e * ff_factor))     # rows over the points
+                          + block(n + m, inds, e, e * ff_factor))     # rows over the points
     tokens = columns + int(config["row_num_cls"])
     rows = n + m
     row = 0.0
     blocks = int(config["row_num_blocks"])
     for b in range(blocks):
         queries = int(config["row_num_cls"]) if b == blocks - 1 else tokens
-        row += rows * (linear(tokens, e, 2 * e) + block(queries, tokens, 1, e, e * ff_factor))
+        row += rows * (linear(tokens, e, 2 * e) + block(queries, tokens, e, e * ff_factor))
     d = e * int(config["row_num_cls"])
     icl = 0.0
     layers = int(config["icl_num_blocks"])
     for layer in range(layers):
-        icl += linear(n, d, 2 * d) + block(m, n, 1, d, d * ff_factor)
+        icl += linear(n, d, 2 * d) + block(m, n, d, d * ff_factor)
         if layer < layers - 1:
-            icl += block(n, n, 1, d, d * ff_factor)
+            icl += block(n, n, d, d * ff_factor)
     head = linear(m, d, 2 * d) + linear(m, 2 * d, int(config["max_classes"]))
     return {"column": col, "row": row, "icl": icl, "head": head}

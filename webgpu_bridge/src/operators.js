@@ -21,6 +21,11 @@ export function fold(count) {
   return g <= 65535 ? [g, 1, 1] : [65535, Math.ceil(g / 65535), 1];
 }
 
+/** Workgroups for `count` invocations of 64, folded into y past 65535. */
+export function groups64(count) {
+  return fold(Math.ceil(count / 64));
+}
+
 /**
  * How an attention workgroup is filled: `rows` query rows of each of `group` batches (64
  * rows of one batch, or a short batch's rows times as many batches as fit), and `tile`
@@ -78,7 +83,7 @@ export class Operators {
     const u = this.engine.uniform([["u32", rows], ["u32", D], ["f32", eps], ["u32", b ? 1 : 0],
       ["u32", xOff], ["u32", outOff]]);
     this.engine.dispatch(pass, this.p.layer_norm, { 0: u, 1: x, 2: g, 3: b ?? this.zeros, 4: out },
-      fold(Math.ceil(rows / 64)));
+      groups64(rows));
   }
 
   /**

@@ -7,7 +7,7 @@ import { columnStats, targetStats } from "./data.js";
 import { batchRows, now, workgroups } from "./engine.js";
 import { readBytes } from "./io.js";
 import { checkLimits } from "./models.js";
-import { Operators, fold } from "./operators.js";
+import { Operators, groups64 } from "./operators.js";
 import { parseSafetensors } from "./safetensors.js";
 import { StageTimer } from "./timing.js";
 import { sha256Hex } from "./weights.js";
@@ -157,10 +157,6 @@ function weightBuffers(engine, w) {
   return buffers;
 }
 
-/** Workgroup counts for `count` invocations of 64, folded into y past 65535 groups. */
-function groups64(count) {
-  return fold(workgroups(count, 64));
-}
 
 class FmEncoder {
   static async create(engine, weights, n, F) {

@@ -8,7 +8,8 @@
 // the target enters as mixed-radix digits, one pass each, averaged. Columns go through in
 // chunks (`plan.columns`) that keep every buffer within the adapter's limits; the output
 // lands in the row stage's token buffers (row, CLS + column token, E).
-import { AttentionBlock, groups64, scratch } from "./layers.js";
+import { AttentionBlock, scratch } from "./layers.js";
+import { groups64 } from "../operators.js";
 
 const GROUP_MODES = { none: 0, same: 1, valid: 2 };
 
@@ -135,7 +136,7 @@ export async function embedContext(stage, { x, N, H, ys, plan, tokens, key = "m0
   const passes = stage.targetAware ? ys : [null];
   for (const [c, [g0, Gc]] of chunks.entries()) {
     for (const [p, y] of passes.entries()) {
-      await ops.stage(timer, "embed", (pass) => {
+      await timer.stage("embed", (pass) => {
         stage.cells(pass, { x, rows: N, H, g0, Gc, y, src });
         contextBlocks(stage, pass, { src, N, Gc, key, p, c, s, h });
         stage.scatter(pass, { src, rows: N, g0, Gc, tokens, first: p === 0, alpha: 1 / passes.length });
@@ -153,7 +154,7 @@ export async function embedQueries(stage, cache, { x, rows, H }, tokens, timer) 
   const src = ops.engine.buffer("tabicl.col.q.src", Gmax * rows * E * 4);
   for (const [c, [g0, Gc]] of cache.chunks.entries()) {
     for (let p = 0; p < cache.passes; p++) {
-      await ops.stage(timer, "embed", (pass) => {
+      await timer.stage("embed", (pass) => {
         stage.cells(pass, { x, rows, H, g0, Gc, src });
         stage.blocks.forEach(({ second }, b) => {
           second.forward(ops, pass, { x: src, batches: Gc, Tq: rows, kv: cacheBuffer(stage, cache.key, p, b, c, Gc),

@@ -8,7 +8,8 @@
 // max_classes classes the class tree is driven from here (`fitTree`, `treeProbabilities`):
 // a node with more classes splits them into contiguous groups of near-equal size and
 // predicts the group, a leaf its classes; a class's probability is the product along its path.
-import { AttentionBlock, groups64, scratch } from "./layers.js";
+import { AttentionBlock, scratch } from "./layers.js";
+import { groups64 } from "../operators.js";
 import { Head, decode } from "./head.js";
 
 export class ICLStage {
@@ -58,7 +59,7 @@ export async function fitContext(stage, { h, y, N, nClasses, plan, key = "m0.roo
   for (const [l, block] of stage.blocks.entries()) {
     const kv = ops.engine.buffer(`tabicl.icl.kv.${key}.${l}`, N * 2 * D * 4);
     kvs.push(kv);
-    await ops.stage(timer, layerBase + l, (pass) => {
+    await timer.stage(layerBase + l, (pass) => {
       if (l === 0) stage.target(pass, { h, y, rows: N });
       for (let r0 = 0; r0 < N; r0 += chunk) {
         block.kvProject(ops, pass, { x: h, xRow: r0, rows: Math.min(chunk, N - r0), s, kv, kvRow: r0 });
@@ -73,7 +74,7 @@ export async function fitContext(stage, { h, y, N, nClasses, plan, key = "m0.roo
 export async function query(stage, context, { h, rows, plan }, timer, layerBase) {
   const s = scratch(stage.ops.engine, "icl", Math.min(rows, plan.iclRows), stage.D, stage.ff);
   for (const [l, block] of stage.blocks.entries()) {
-    await stage.ops.stage(timer, layerBase + l, (pass) => {
+    await timer.stage(layerBase + l, (pass) => {
       through(stage, pass, block, { h, rows, kv: context.kv[l], n: context.n, chunk: plan.iclRows, s });
     });
   }
@@ -81,7 +82,7 @@ export async function query(stage, context, { h, rows, plan }, timer, layerBase)
 
 /** The head on rows of h into out (rows × outDim), timed as "head". */
 export async function logits(stage, { h, rows, out, plan }, timer) {
-  await stage.ops.stage(timer, "head", (pass) => decode(stage.head, pass, { h, rows, out, chunk: plan.iclRows }));
+  await timer.stage("head", (pass) => decode(stage.head, pass, { h, rows, out, chunk: plan.iclRows }));
 }
 
 /** The group of each of a node's classes: contiguous, near-equal sizes (icl.py). */
@@ -152,7 +153,7 @@ export async function treeProbabilities(stage, tree, { r, rows, nClasses, temper
   const width = stage.head.outDim;
   const out = ops.engine.buffer("tabicl.tree.logits", rows * width * 4);
   const walk = async (node) => {
-    await ops.stage(timer, layerBase, (pass) => ops.copy(pass, { src: r, out: h, outer: 1, inner: rows, width: D,
+    await timer.stage(layerBase, (pass) => ops.copy(pass, { src: r, out: h, outer: 1, inner: rows, width: D,
       inS1: 0, inS2: D, outS1: 0, outS2: D }));
     await query(stage, node.context, { h, rows, plan }, timer, layerBase);
     await logits(stage, { h, rows, out, plan }, timer);

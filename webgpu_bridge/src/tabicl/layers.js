@@ -9,7 +9,7 @@
 // pipeline cache; buffers live in its per-role buffers (prefix "tabicl."), weights are
 // uploaded once per engine and weights object, and each dispatch gets its own uniform block
 // from the engine.
-import { MAX_HEAD_DIM, MAX_SSMAX_HIDDEN, Operators, fold } from "../operators.js";
+import { MAX_SSMAX_HIDDEN, Operators, groups64 } from "../operators.js";
 
 export const TABICL_KERNELS = ["tabicl_rope", "tabicl_copy", "tabicl_cells", "tabicl_target"];
 export const LN_EPS = 1e-5;
@@ -22,10 +22,6 @@ export function ssmaxKind(value) {
   return value;
 }
 
-/** Workgroups for `count` invocations of 64, folded into y past 65535. */
-export function groups64(count) {
-  return fold(Math.ceil(count / 64));
-}
 
 const uploaded = new WeakMap();
 let weightsSerial = 0;
@@ -83,11 +79,6 @@ export class Ops {
     const s = this.weights.shapes.get(name);
     if (!s) throw new Error(`TabICL weights: tensor '${name}' is missing`);
     return s;
-  }
-
-  /** One timed compute pass of `timer`'s `stage`. */
-  stage(timer, stage, record) {
-    return timer.stage(stage, record);
   }
 
   run(pass, kernel, fields, bindings, groups) {
@@ -227,9 +218,9 @@ export class AttentionBlock {
     if (!kind.startsWith("qassmax")) return { base, mlp: null, elementwise, hidden: 0, qOut: 1 };
     const [hidden, dIn] = ops.shape(`${p}query_mlp.0.weight`);
     const qOut = ops.shape(`${p}query_mlp.2.weight`)[0];
-    if (hidden > MAX_SSMAX_HIDDEN || dIn !== this.dh || (qOut !== 1 && qOut !== this.dh) || this.dh > MAX_HEAD_DIM) {
+    if (hidden > MAX_SSMAX_HIDDEN || dIn !== this.dh || (qOut !== 1 && qOut !== this.dh)) {
       throw new Error(`TabICL on WebGPU: ${p}query_mlp of shape ${hidden} x ${dIn} -> ${qOut} ` +
-        `(head dim ${this.dh}, at most ${MAX_HEAD_DIM}; hidden at most ${MAX_SSMAX_HIDDEN})`);
+        `(head dim ${this.dh}, hidden at most ${MAX_SSMAX_HIDDEN})`);
     }
     const role = `tabicl.${ops.id}.qmlp.${p}`;
     if (!ops.ready.has(role)) {

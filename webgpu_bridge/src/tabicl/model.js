@@ -219,7 +219,7 @@ export class TabICLMember {
     const { engine, ops, column: { E } } = this;
     const { T, C, G } = tokens;
     const emb = tokens.blocks.map(({ rows }, b) => engine.buffer(`tabicl.${key}.emb.${b}`, rows * G * E * 4));
-    await ops.stage(timer, "embed", (pass) => {
+    await timer.stage("embed", (pass) => {
       tokens.blocks.forEach(({ rows, buffer }, b) => {
         ops.copy(pass, { src: buffer, out: emb[b], outer: rows, inner: 1, width: G * E, inS1: T * E, inS2: 0,
           inOff: C * E, outS1: G * E, outS2: 0 });
@@ -257,7 +257,7 @@ export class TabICLMember {
     const kv = I * 2 * E;
     const key = this.cacheKey;
     const cacheOf = (k, p, b, c, Gc) => this.engine.buffer(`tabicl.${k}.col.kv.${p}.${b}.${c}`, Gc * kv * 4);
-    await ops.stage(timer, "embed", (pass) => {
+    await timer.stage("embed", (pass) => {
       tokens.blocks.forEach(({ rows, buffer }, b) => {
         for (const { k, w, n } of runs) {
           ops.copy(pass, { src: source.emb[b], out: buffer, outer: rows, inner: 1, width: n * E, inS1: G * E, inS2: 0,

@@ -69,7 +69,7 @@ export async function interact(stage, tokens, out, timer, { layerBase = 0, outRo
   const rope = { interleaved: stage.interleaved, freqs: "row_interactor.tf_row.rope.freqs" };
   for (const { row0, rows, buffer: tok } of tokens.blocks) {
     for (let i = 0; i < stage.blocks.length; i++) {
-      await ops.stage(timer, layerBase + i, (pass) => {
+      await timer.stage(layerBase + i, (pass) => {
         rowBlock(stage, pass, i, { tok, rows, T, s, kv, cls, rope });
         if (i === stage.blocks.length - 1) {
           ops.layerNorm(pass, { x: cls, rows: rows * C, D: E, prefix: "row_interactor.out_ln", out,

@@ -68,7 +68,7 @@ def _through(stage: ICLStage, block: AttentionBlock, h: np.ndarray,
 def _cache(block: AttentionBlock, h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The block's keys and values of the context rows ``h`` (N, D), each (heads, N, d):
     row chunks on the worker threads (a row's keys and values are its own)."""
-    parts = chunks(h.shape[0], threads.spread(h.shape[0], h.shape[0]))
+    parts = chunks(h.shape[0], math.ceil(h.shape[0] / threads.count()))  # one per thread
     if len(parts) == 1:
         return block.cache(h)
     done = threads.map_chunks(lambda rows: block.cache(h[rows]), parts)
