@@ -3,21 +3,37 @@
 Names follow the package's modules (``tabicl._model.layers`` / ``attention`` / ``ssmax`` /
 ``rope``): a pre-norm multi-head attention block (``MultiheadAttentionBlock``: attention on
 LayerNorm'd inputs, residual, then a GELU feed-forward on a LayerNorm'd residual), its
-query scaling (SSMax / QASSMax), rotary position encoding, exact (erf) GELU. Each function
-takes the block's tensors as a :class:`Block` view of the state dict, so a stage module
-only says which tensors form which block.
+query scaling (SSMax / QASSMax). Each function takes the block's tensors as a
+:class:`Block` view of the state dict, so a stage module only says which tensors form which
+block. The operators themselves (linear, exact GELU, LayerNorm, softmax, rotary positions)
+are the shared ones of :mod:`arenalite.models.ops`, re-exported here for the stage modules.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
-LN_EPS = 1e-5
-"""``nn.LayerNorm``'s and ``nn.TransformerEncoderLayer``'s default epsilon."""
+from ..ops import (
+    LN_EPS,
+    Block,
+    as_float32,
+    chunks,
+    gelu,
+    layer_norm,
+    linear,
+    mlp,
+    query_aware_scale,
+    rotate,
+    softmax,
+)
+
+__all__ = ["LN_EPS", "SSMAX_KINDS", "Attention", "AttentionBlock", "Block", "as_float32",
+           "chunks", "gelu", "layer_norm", "linear", "mlp", "rotate", "softmax", "ssmax_kind",
+           "ssmax_scale"]
+
 SSMAX_KINDS = ("none", "ssmax", "ssmax-mlp", "ssmax-mlp-elementwise", "qassmax-mlp",
                "qassmax-mlp-elementwise")
 
@@ -27,71 +43,6 @@ def ssmax_kind(value: bool | str) -> str:
     if isinstance(value, bool):
         return "qassmax-mlp-elementwise" if value else "none"
     return value
-
-
-def gelu(x: np.ndarray) -> np.ndarray:
-    """Exact GELU, ``x · Φ(x)`` with the error function (torch's default ``gelu``)."""
-    from scipy.special import erf
-
-    out = (x * np.float32(1 / math.sqrt(2))).astype(np.float32, copy=False)
-    erf(out, out=out)  # one scratch array, every pass in place (0.5 · is exact: same bits)
-    out += np.float32(1.0)
-    out *= x
-    out *= np.float32(0.5)
-    return out
-
-
-def linear(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None = None) -> np.ndarray:
-    """``x @ weight.T + bias`` (torch's ``F.linear``)."""
-    out = (x.reshape(-1, x.shape[-1]) @ weight.T).reshape(*x.shape[:-1], weight.shape[0])
-    if bias is not None:
-        out += bias
-    return out
-
-
-def layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None,
-               eps: float = LN_EPS) -> np.ndarray:
-    """LayerNorm over the last axis (biased variance, as torch)."""
-    mean = x.mean(axis=-1, keepdims=True)
-    out = x - mean
-    std = np.mean(out * out, axis=-1, keepdims=True)
-    std += np.float32(eps)
-    np.sqrt(std, out=std)
-    out /= std  # in place: one array of x's size besides the square
-    out *= weight
-    if bias is not None:
-        out += bias
-    return out
-
-
-def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
-    """Numerically stable softmax, in place on ``x`` (a scratch array)."""
-    x -= x.max(axis=axis, keepdims=True)
-    np.exp(x, out=x)
-    x /= x.sum(axis=axis, keepdims=True)
-    return x
-
-
-class Block:
-    """A view of the state dict under one prefix: ``block["attn.in_proj_weight"]``."""
-
-    def __init__(self, tensors: dict[str, np.ndarray], prefix: str):
-        self.tensors, self.prefix = tensors, prefix
-
-    def __getitem__(self, name: str) -> np.ndarray:
-        return self.tensors[self.prefix + name]
-
-    def get(self, name: str) -> np.ndarray | None:
-        return self.tensors.get(self.prefix + name)
-
-    def sub(self, name: str) -> Block:
-        return Block(self.tensors, f"{self.prefix}{name}.")
-
-
-def mlp(block: Block, x: np.ndarray) -> np.ndarray:
-    """``Sequential(Linear, GELU, Linear)`` with tensors ``0.*`` and ``2.*``."""
-    return linear(gelu(linear(x, block["0.weight"], block["0.bias"])),
-                  block["2.weight"], block["2.bias"])
 
 
 def ssmax_scale(block: Block | None, kind: str, q: np.ndarray, n: int) -> np.ndarray:
@@ -107,31 +58,7 @@ def ssmax_scale(block: Block | None, kind: str, q: np.ndarray, n: int) -> np.nda
         scales = mlp(block.sub("mlp"), logn)
         shape = (heads, 1, head_dim) if kind.endswith("elementwise") else (heads, 1, 1)
         return q * scales.reshape(shape)
-    base = mlp(block.sub("base_mlp"), logn)
-    base = base.reshape((heads, 1, head_dim) if kind.endswith("elementwise") else (heads, 1, 1))
-    modulation = np.tanh(mlp(block.sub("query_mlp"), q))
-    modulation += np.float32(1.0)
-    return q * (base * modulation)
-
-
-def rotate(x: np.ndarray, freqs: np.ndarray, interleaved: bool) -> np.ndarray:
-    """Rotary position encoding of ``x`` (…, T, head_dim) at positions 0 … T−1.
-
-    ``freqs`` is the stored ``rope.freqs`` (head_dim / 2). Split-half layout
-    (``interleaved=False``, TabICLv2) rotates the pair (i, i + head_dim/2); the interleaved
-    layout (TabICLv1) rotates (2i, 2i + 1).
-    """
-    positions = np.arange(x.shape[-2], dtype=np.float32)
-    angles = positions[:, None] * freqs[None, :]
-    if interleaved:
-        angles = np.repeat(angles, 2, axis=-1)
-        pairs = x.reshape(*x.shape[:-1], -1, 2)
-        turned = np.stack([-pairs[..., 1], pairs[..., 0]], axis=-1).reshape(x.shape)
-    else:
-        angles = np.concatenate([angles, angles], axis=-1)
-        half = x.shape[-1] // 2
-        turned = np.concatenate([-x[..., half:], x[..., :half]], axis=-1)
-    return (x * np.cos(angles) + turned * np.sin(angles)).astype(np.float32, copy=False)
+    return query_aware_scale(block, q, n, kind.endswith("elementwise"))
 
 
 @dataclass(frozen=True)
@@ -217,13 +144,3 @@ class AttentionBlock:
             return out
         out = self.norm("norm1", out + q_source)
         return self.norm("norm2", out + self.feed_forward(out))
-
-
-def chunks(n: int, size: int) -> list[slice]:
-    """``slice`` objects covering 0 … n−1 in pieces of at most ``size``."""
-    size = max(1, int(size))
-    return [slice(i, min(i + size, n)) for i in range(0, n, size)]
-
-
-def as_float32(x: Any) -> np.ndarray:
-    return np.ascontiguousarray(x, dtype=np.float32)

@@ -1,15 +1,14 @@
 """The numeric pieces TabPFN v3's stages are built of, float32 numpy
 (``tabpfn/architectures/tabpfn_v3.py``).
 
-What is the same op as TabICL's is imported from :mod:`arenalite.models.tabicl.layers`: the
-exact GELU, ``F.linear``, the in-place softmax, rotary positions (split-half layout), the
+The operators are the shared ones of :mod:`arenalite.models.ops`: the exact GELU,
+``F.linear``, the in-place softmax, RMSNorm, rotary positions (split-half layout), the
 state-dict view :class:`Block`, row chunks, and the query-aware softmax scaling
-(``SoftmaxScalingMLP`` is TabICL's ``qassmax-mlp-elementwise``: ``q · base_mlp(log n) ·
-(1 + tanh(query_mlp(q)))``, the same tensor names). What v3 does differently lives here:
-bias-free RMSNorm (``nn.RMSNorm`` with torch's default epsilon, float32's machine epsilon),
-bias-free GELU feed-forwards, separate q/k/v projections without biases, and grouped keys
-and values (query head h reads KV head ``h // (heads / kv_heads)``, torch's
-``repeat_interleave``).
+(``SoftmaxScalingMLP``: ``q · base_mlp(log n) · (1 + tanh(query_mlp(q)))``, per head and
+dimension). What v3 does with them lives here: bias-free RMSNorm (``nn.RMSNorm`` with torch's
+default epsilon, float32's machine epsilon), bias-free GELU feed-forwards, separate q/k/v
+projections without biases, and grouped keys and values (query head h reads KV head
+``h // (heads / kv_heads)``, torch's ``repeat_interleave``).
 
 Attention tensors are laid out (…, heads, rows, head_dim).
 """
@@ -20,8 +19,8 @@ import math
 
 import numpy as np
 
-from ..tabicl.layers import Block, as_float32, chunks, gelu, linear, mlp, rotate, softmax
-from ..tabicl.layers import ssmax_scale as _ssmax_scale
+from .. import ops
+from ..ops import Block, as_float32, chunks, gelu, linear, mlp, query_aware_scale, rotate, softmax
 
 __all__ = ["Block", "as_float32", "attend", "chunks", "feed_forward", "gelu", "linear",
            "merge_heads", "mlp", "rms_norm", "rotate", "softmax", "split_heads",
@@ -33,11 +32,7 @@ RMS_EPS = np.float32(np.finfo(np.float32).eps)
 
 def rms_norm(x: np.ndarray, weight: np.ndarray | None) -> np.ndarray:
     """RMSNorm over the last axis: ``x / √(mean(x²) + eps) · weight``."""
-    ms = np.mean(x * x, axis=-1, keepdims=True)
-    out = x / np.sqrt(ms + RMS_EPS)
-    if weight is not None:
-        out *= weight
-    return out
+    return ops.rms_norm(x, weight, RMS_EPS)
 
 
 def norm(block: Block, name: str, x: np.ndarray) -> np.ndarray:
@@ -66,7 +61,7 @@ def softmax_scaling(block: Block | None, q: np.ndarray, n: int) -> np.ndarray:
     """``SoftmaxScalingMLP`` on queries (…, heads, S, d) for ``n`` keys; ``None``: ``q``."""
     if block is None:
         return q
-    return _ssmax_scale(block, "qassmax-mlp-elementwise", q, n)
+    return query_aware_scale(block, q, n, elementwise=True)
 
 
 def attend(q: np.ndarray, k: np.ndarray, v: np.ndarray,

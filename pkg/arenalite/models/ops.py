@@ -1,0 +1,175 @@
+"""The float32 numpy operators every checkpoint model (``tabicl``, ``tabpfn``, ``tabfm``) is
+built of, each a small pure function with one contract.
+
+Contracts: every function returns a new array and leaves its inputs alone, except
+:func:`softmax`, which works in place on its argument (a scratch array of scores) and
+returns it. Inputs are float32 arrays with the feature axis last; results are float32.
+The passes run in place on one scratch array where that keeps the bits (the exact GELU,
+LayerNorm), so a call allocates about one array of its input's size.
+
+The state-dict view :class:`Block`, row :func:`chunks` and :func:`as_float32` are here
+too, so that a stage module names tensors and nothing else. The model packages import
+from here and never from each other (``tests/test_module_boundaries.py``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from scipy.special import erf, expit
+
+LN_EPS = 1e-5
+"""``nn.LayerNorm``'s default epsilon."""
+
+
+def as_float32(x: Any) -> np.ndarray:
+    """``x`` as a C-contiguous float32 array (no copy when it already is one)."""
+    return np.ascontiguousarray(x, dtype=np.float32)
+
+
+def chunks(n: int, size: int) -> list[slice]:
+    """``slice`` objects covering 0 … n−1 in pieces of at most ``size``."""
+    size = max(1, int(size))
+    return [slice(i, min(i + size, n)) for i in range(0, n, size)]
+
+
+def linear(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None = None) -> np.ndarray:
+    """``x @ weight.T + bias`` over the last axis (torch's ``F.linear``; weight out × in)."""
+    out = (x.reshape(-1, x.shape[-1]) @ weight.T).reshape(*x.shape[:-1], weight.shape[0])
+    if bias is not None:
+        out += bias
+    return out
+
+
+def gelu(x: np.ndarray) -> np.ndarray:
+    """Exact GELU, ``x · Φ(x)`` with the error function (torch's default ``F.gelu``)."""
+    out = (x * np.float32(1 / math.sqrt(2))).astype(np.float32, copy=False)
+    erf(out, out=out)  # one scratch array, every pass in place (0.5 · is exact: same bits)
+    out += np.float32(1.0)
+    out *= x
+    out *= np.float32(0.5)
+    return out
+
+
+def gelu_tanh(x: np.ndarray) -> np.ndarray:
+    """GELU in the tanh form, ``0.5 x (1 + tanh(√(2/π) (x + 0.044715 x³)))``
+    (``F.gelu(approximate="tanh")``, JAX's default ``gelu``)."""
+    out = x * x
+    out *= x
+    out *= np.float32(0.044715)
+    out += x
+    out *= np.float32(math.sqrt(2.0 / math.pi))
+    np.tanh(out, out=out)
+    out += np.float32(1.0)
+    out *= x
+    out *= np.float32(0.5)
+    return out
+
+
+def silu(x: np.ndarray) -> np.ndarray:
+    """``x · sigmoid(x)`` (torch's ``F.silu``)."""
+    out = expit(x)
+    out *= x
+    return out
+
+
+def swiglu(gate: np.ndarray, up: np.ndarray) -> np.ndarray:
+    """The SwiGLU product ``silu(gate) · up`` of a feed-forward's two input projections."""
+    out = silu(gate)
+    out *= up
+    return out
+
+
+def layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None,
+               eps: float = LN_EPS) -> np.ndarray:
+    """LayerNorm over the last axis (biased variance, as torch); ``bias`` may be None."""
+    mean = x.mean(axis=-1, keepdims=True)
+    out = x - mean
+    std = np.mean(out * out, axis=-1, keepdims=True)
+    std += np.float32(eps)
+    np.sqrt(std, out=std)
+    out /= std  # in place: one array of x's size besides the square
+    out *= weight
+    if bias is not None:
+        out += bias
+    return out
+
+
+def rms_norm(x: np.ndarray, weight: np.ndarray | None, eps: float) -> np.ndarray:
+    """RMSNorm over the last axis, ``x / √(mean(x²) + eps) · weight`` (``weight`` may be
+    None: no elementwise affine)."""
+    ms = np.mean(x * x, axis=-1, keepdims=True)
+    ms += np.float32(eps)
+    np.sqrt(ms, out=ms)
+    out = x / ms
+    if weight is not None:
+        out *= weight
+    return out
+
+
+def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Numerically stable softmax along ``axis``, IN PLACE on ``x`` (a scratch array of
+    scores), which it returns."""
+    x -= x.max(axis=axis, keepdims=True)
+    np.exp(x, out=x)
+    x /= x.sum(axis=axis, keepdims=True)
+    return x
+
+
+def rotate(x: np.ndarray, freqs: np.ndarray, interleaved: bool) -> np.ndarray:
+    """Rotary position encoding (RoPE) of ``x`` (…, T, head_dim) at positions 0 … T−1.
+
+    ``freqs`` (head_dim / 2) are the checkpoint's inverse frequencies. The split-half
+    layout (``interleaved=False``) rotates the pair (i, i + head_dim/2); the interleaved
+    layout rotates (2i, 2i + 1).
+    """
+    positions = np.arange(x.shape[-2], dtype=np.float32)
+    angles = positions[:, None] * freqs[None, :]
+    if interleaved:
+        angles = np.repeat(angles, 2, axis=-1)
+        pairs = x.reshape(*x.shape[:-1], -1, 2)
+        turned = np.stack([-pairs[..., 1], pairs[..., 0]], axis=-1).reshape(x.shape)
+    else:
+        angles = np.concatenate([angles, angles], axis=-1)
+        half = x.shape[-1] // 2
+        turned = np.concatenate([-x[..., half:], x[..., :half]], axis=-1)
+    return (x * np.cos(angles) + turned * np.sin(angles)).astype(np.float32, copy=False)
+
+
+class Block:
+    """A view of a state dict under one prefix: ``block["attn.in_proj_weight"]``."""
+
+    def __init__(self, tensors: dict[str, np.ndarray], prefix: str):
+        self.tensors, self.prefix = tensors, prefix
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.tensors[self.prefix + name]
+
+    def get(self, name: str) -> np.ndarray | None:
+        return self.tensors.get(self.prefix + name)
+
+    def sub(self, name: str) -> Block:
+        return Block(self.tensors, f"{self.prefix}{name}.")
+
+
+def mlp(block: Block, x: np.ndarray) -> np.ndarray:
+    """``Sequential(Linear, GELU, Linear)`` with tensors ``0.*`` and ``2.*`` (biases
+    optional)."""
+    return linear(gelu(linear(x, block["0.weight"], block.get("0.bias"))),
+                  block["2.weight"], block.get("2.bias"))
+
+
+def query_aware_scale(block: Block, q: np.ndarray, n: int, elementwise: bool) -> np.ndarray:
+    """Queries ``q`` (…, heads, T, head_dim) scaled for ``n`` keys by the query-aware
+    softmax scaling: ``q · base_mlp(log n) · (1 + tanh(query_mlp(q)))`` (TabICL's
+    ``qassmax-mlp*``, TabPFN v3's ``SoftmaxScalingMLP``); the base scale is per head and
+    dimension when ``elementwise``, else per head."""
+    heads, head_dim = q.shape[-3], q.shape[-1]
+    logn = np.full((1, 1), math.log(max(n, 1)), dtype=np.float32)
+    base = mlp(block.sub("base_mlp"), logn)
+    base = base.reshape((heads, 1, head_dim) if elementwise else (heads, 1, 1))
+    modulation = np.tanh(mlp(block.sub("query_mlp"), q))
+    modulation += np.float32(1.0)
+    return q * (base * modulation)
