@@ -21,7 +21,7 @@ from scipy.special import ndtri
 from arenalite.models import tabpfn
 from arenalite.models.tabpfn import predictor as P
 from arenalite.models.tabpfn import preprocessing as PP
-from arenalite.models.tabpfn.yeo_johnson import yeo_johnson
+from arenalite.models.yeo_johnson import yeo_johnson
 
 DATA = Path(__file__).resolve().parent / "data" / "tabpfn"
 MANIFEST = json.loads((DATA / "reshape.json").read_text())

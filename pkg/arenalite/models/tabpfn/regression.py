@@ -31,8 +31,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
+from ..yeo_johnson import yeo_johnson, yeo_johnson_lambda
 from .layers import softmax
-from .yeo_johnson import yeo_johnson, yeo_johnson_lambda
 
 TARGET_TRANSFORMS = (None, "safepower", "power", "log", "1_plus_log", "exp")
 """The target transforms ported (``REGRESSION_Y_PREPROCESS_TRANSFORMS`` entries)."""

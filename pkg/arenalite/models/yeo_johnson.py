@@ -1,9 +1,10 @@
 """The Yeo-Johnson transform and its maximum-likelihood λ, as scipy 1.17 and sklearn 1.9
-compute them for ``tabpfn`` 9.2.0.
+compute them (``PowerTransformer(method="yeo-johnson")``), the one copy every model uses.
 
-Shared by the regression target transform (:mod:`.regression`, ``"safepower"`` / ``"power"``)
-and the reshape step's power presets (:mod:`.preprocessing`, ``"safepower"`` / ``"power"``).
-sklearn's ``PowerTransformer`` fits λ with ``scipy.stats.yeojohnson`` (scipy's overflow-safe
+Users: TabPFN's regression target transform (``tabpfn.regression``, ``"safepower"`` /
+``"power"``) and its reshape step's power presets (``tabpfn.preprocessing``), and the
+``"power"`` normalisation of the TabICL-family wrappers. For ``tabpfn`` 9.2.0, sklearn's
+``PowerTransformer`` fits λ with ``scipy.stats.yeojohnson`` (scipy's overflow-safe
 ``yeojohnson_normmax``) and the package's ``SafePowerTransformer`` with its own copy of that
 same function, so both give the same λ here; both transform with ``scipy.stats.yeojohnson``
 (sklearn 1.9 does not call the safe class's overridden ``_yeo_johnson_transform``).
@@ -65,4 +66,4 @@ def yeo_johnson_lambda(x: np.ndarray) -> float:
     elif np.any(x < 0):
         lb, ub = max(2 - ub, lb), min(2 - lb, ub)
     with np.errstate(invalid="ignore", over="ignore"):
-        return float(optimize.fminbound(neg_llf, lb, ub, xtol=BRENT_XTOL))
+        return float(optimize.fminbound(neg_llf, lb, ub, xtol=BRENT_XTOL, disp=0))
