@@ -5,6 +5,10 @@ header length N, N bytes of UTF-8 JSON, then the byte buffer. The JSON maps each
 name to ``{"dtype", "shape", "data_offsets": [begin, end]}`` (offsets into the buffer) and
 may hold ``"__metadata__"``, a string → string map. Every check names the tensor at fault,
 so a truncated or hand-edited file is rejected with a message, never read as garbage.
+
+The one reader every loader uses: :func:`read_header` checks the header against the file's
+size without reading the tensors (a loader reads its config from the metadata first),
+:func:`read` / :func:`parse` read the tensors too.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 import json
 import math
 import struct
+from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
 
@@ -22,30 +27,88 @@ DTYPES = {"F32": "<f4", "F64": "<f8", "F16": "<f2"}
 MAX_HEADER = 100_000_000
 
 
-def read(path: str | PathLike, *,
-         finite: bool = True) -> tuple[dict[str, str], dict[str, np.ndarray]]:
+@dataclass(frozen=True)
+class Entry:
+    """One tensor's header entry: dtype name, shape, ``[begin, end)`` in the buffer."""
+
+    dtype: str
+    shape: tuple[int, ...]
+    begin: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Header:
+    """A checked header: the metadata, every tensor's :class:`Entry` in file order, and
+    where the byte buffer starts in the file."""
+
+    metadata: dict[str, str]
+    entries: dict[str, Entry]
+    data_start: int
+
+
+def read_header(path: str | PathLike, *, dtypes: tuple[str, ...] = tuple(DTYPES)) -> Header:
+    """The checked header of a safetensors file, read without its tensors' bytes.
+
+    Everything the header says is checked against the file's size: a truncated file, a
+    header that lies about its length, an entry whose bytes do not fit its shape or the
+    file, overlapping tensors, a dtype outside ``dtypes`` each raise ValueError naming the
+    file and the tensor. Loaders read a checkpoint's metadata (its config) with this before
+    any tensor is read."""
+    p = _existing(path)
+    size = p.stat().st_size
+    with p.open("rb") as f:
+        head = f.read(8)
+        n = struct.unpack("<Q", head)[0] if len(head) == 8 else None
+        text = f.read(n) if n is not None and n <= min(MAX_HEADER, size - 8) else b""
+    return _header(head, text, size, p.name, dtypes)
+
+
+def read(path: str | PathLike, *, finite: bool = True,
+         dtypes: tuple[str, ...] = tuple(DTYPES)) -> tuple[dict[str, str], dict[str, np.ndarray]]:
     """``(metadata, tensors)`` of a safetensors file; tensors as C-ordered float32 arrays.
 
     ``finite=False`` accepts NaN and infinite values (by default a tensor holding one is
-    rejected)."""
+    rejected); ``dtypes`` narrows the accepted dtypes (``("F32",)``: float32 only)."""
+    p = _existing(path)
+    return parse(p.read_bytes(), p.name, finite=finite, dtypes=dtypes)
+
+
+def parse(data: bytes, name: str = "<bytes>", *, finite: bool = True,
+          dtypes: tuple[str, ...] = tuple(DTYPES)) -> tuple[dict[str, str], dict[str, np.ndarray]]:
+    """Like :func:`read`, on the file's bytes; ``name`` is used in error messages."""
+    n = struct.unpack("<Q", data[:8])[0] if len(data) >= 8 else None
+    text = data[8:8 + n] if n is not None and n <= min(MAX_HEADER, len(data) - 8) else b""
+    header = _header(data[:8], text, len(data), name, dtypes)
+    buffer = memoryview(data)[header.data_start:]
+    tensors = {}
+    for tensor, entry in header.entries.items():
+        arr = np.frombuffer(buffer[entry.begin:entry.end],
+                            dtype=DTYPES[entry.dtype]).reshape(entry.shape)
+        if finite and not np.isfinite(arr).all():
+            raise ValueError(f"weights file {name!r}: tensor {tensor!r} has non-finite values")
+        tensors[tensor] = np.ascontiguousarray(arr, dtype=np.float32)
+    return header.metadata, tensors
+
+
+def _existing(path: str | PathLike) -> Path:
     p = Path(path)
     if not p.is_file():
         raise ValueError(f"weights file {str(p)!r} does not exist")
-    return parse(p.read_bytes(), p.name, finite=finite)
+    return p
 
 
-def parse(data: bytes, name: str = "<bytes>", *,
-          finite: bool = True) -> tuple[dict[str, str], dict[str, np.ndarray]]:
-    """Like :func:`read`, on the file's bytes; ``name`` is used in error messages."""
-    if len(data) < 8:
-        raise ValueError(f"weights file {name!r} is {len(data)} bytes long; a safetensors "
+def _header(head: bytes, text: bytes, size: int, name: str, dtypes: tuple[str, ...]) -> Header:
+    """Check the 8-byte length ``head`` and the header ``text`` of a ``size``-byte file."""
+    if len(head) < 8:
+        raise ValueError(f"weights file {name!r} is {size} bytes long; a safetensors "
                          "file starts with an 8-byte header length")
-    (n,) = struct.unpack("<Q", data[:8])
-    if n > min(MAX_HEADER, len(data) - 8):
+    (n,) = struct.unpack("<Q", head)
+    if n > min(MAX_HEADER, size - 8):
         raise ValueError(f"weights file {name!r} declares a {n}-byte header but holds "
-                         f"{len(data) - 8} bytes after the length (truncated or not safetensors)")
+                         f"{size - 8} bytes after the length (truncated or not safetensors)")
     try:
-        header = json.loads(data[8:8 + n].decode("utf-8"))
+        header = json.loads(text.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"weights file {name!r} has a header that is not JSON: {exc}") from None
     if not isinstance(header, dict):
@@ -54,27 +117,25 @@ def parse(data: bytes, name: str = "<bytes>", *,
     if not isinstance(metadata, dict) or not all(
             isinstance(k, str) and isinstance(v, str) for k, v in metadata.items()):
         raise ValueError(f"weights file {name!r}: '__metadata__' must map strings to strings")
-    buffer = memoryview(data)[8 + n:]
-    tensors, spans = {}, []
-    for tensor, entry in header.items():
-        arr, span = _tensor(tensor, entry, buffer, name, finite)
-        tensors[tensor] = arr
-        spans.append((*span, tensor))
-    spans.sort()
+    buffer_size = size - 8 - n
+    entries = {tensor: _entry(tensor, value, buffer_size, name, dtypes)
+               for tensor, value in header.items()}
+    spans = sorted((e.begin, e.end, tensor) for tensor, e in entries.items())
     for (_, end, first), (start, _, second) in zip(spans, spans[1:], strict=False):
         if start < end:
             raise ValueError(f"weights file {name!r}: tensors {first!r} and {second!r} overlap")
-    return metadata, tensors
+    return Header(metadata, entries, 8 + n)
 
 
-def _tensor(tensor: str, entry: object, buffer: memoryview, name: str, finite: bool = True):
+def _entry(tensor: str, entry: object, buffer_size: int, name: str,
+           dtypes: tuple[str, ...]) -> Entry:
     if not isinstance(entry, dict) or set(entry) != {"dtype", "shape", "data_offsets"}:
         raise ValueError(f"weights file {name!r}: tensor {tensor!r} must have exactly the keys "
                          f"dtype, shape, data_offsets; got {entry!r}")
     dtype, shape, offsets = entry["dtype"], entry["shape"], entry["data_offsets"]
-    if dtype not in DTYPES:
+    if dtype not in dtypes or dtype not in DTYPES:
         raise ValueError(f"weights file {name!r}: tensor {tensor!r} has dtype {dtype!r}; "
-                         f"this reader takes {sorted(DTYPES)}")
+                         f"this reader takes {sorted(set(dtypes) & set(DTYPES))}")
     if not isinstance(shape, list) or not all(
             isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in shape):
         raise ValueError(f"weights file {name!r}: tensor {tensor!r} has shape {shape!r}, "
@@ -89,13 +150,10 @@ def _tensor(tensor: str, entry: object, buffer: memoryview, name: str, finite: b
     if end - begin != itemsize * math.prod(shape):
         raise ValueError(f"weights file {name!r}: tensor {tensor!r} spans {end - begin} bytes "
                          f"but shape {shape} of {dtype} needs {itemsize * math.prod(shape)}")
-    if end > len(buffer):
+    if end > buffer_size:
         raise ValueError(f"weights file {name!r}: tensor {tensor!r} ends at byte {end} of a "
-                         f"{len(buffer)}-byte buffer (the file is truncated)")
-    arr = np.frombuffer(buffer[begin:end], dtype=DTYPES[dtype]).reshape(shape)
-    if finite and not np.isfinite(arr).all():
-        raise ValueError(f"weights file {name!r}: tensor {tensor!r} has non-finite values")
-    return np.ascontiguousarray(arr, dtype=np.float32), (begin, end)
+                         f"{buffer_size}-byte buffer (the file is truncated)")
+    return Entry(dtype, tuple(shape), begin, end)
 
 
 def write(path: str | PathLike, tensors: dict[str, np.ndarray],

@@ -35,7 +35,6 @@ from __future__ import annotations
 import copy
 import json
 import math
-import struct
 from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
@@ -562,20 +561,7 @@ def _safetensors_checkpoint(p: Path, where: str) -> dict:
     """The checkpoint dict of a safetensors file as ``tabpfn.checkpoint.Checkpoint`` makes
     it (each metadata value JSON), from the header alone; ``format``/``version``, when
     there, must be arenalite's."""
-    with p.open("rb") as f:
-        raw = f.read(8)
-        (n,) = struct.unpack("<Q", raw) if len(raw) == 8 else (-1,)
-        text = f.read(n) if 0 < n <= safetensors.MAX_HEADER else b""
-    try:
-        header = json.loads(text.decode("utf-8")) if len(text) == n else None
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        header = None
-    if not isinstance(header, dict):
-        safetensors.read(p, finite=False)  # says what is wrong with the file
-        raise ValueError(f"{where}: unreadable safetensors header")
-    metadata = header.get("__metadata__") or {}
-    if not isinstance(metadata, dict) or not all(isinstance(v, str) for v in metadata.values()):
-        raise ValueError(f"{where}: safetensors '__metadata__' must map strings to strings")
+    metadata = safetensors.read_header(p).metadata
     obj: dict[str, Any] = {}
     for key, value in metadata.items():
         try:
