@@ -15,6 +15,9 @@ ensemble"):
   :func:`predict_regression`) — the regressor's ``predict`` from the members' raw
   quantiles.
 
+The draws' shuffler and the final softmax are shared with Google TabFM
+(:mod:`arenalite.models.wrapper_ensemble`).
+
 Members are grouped by normalisation method in the order of first appearance in
 ``norm_methods`` (the package orders the groups by iterating a Python ``set`` of the
 method names, which varies with PYTHONHASHSEED; the ensemble average does not depend on
@@ -32,6 +35,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..preprocess import feature_matrix
+from ..wrapper_ensemble import (
+    SHUFFLE_METHODS,
+    SOFTMAX_TEMPERATURE,
+    latin_square,  # noqa: F401  (re-exported: the draws' pieces)
+    shuffle_patterns,
+    softmax,
+)
 from .preprocessing import (
     NORM_METHODS,
     PipelineFit,
@@ -43,13 +53,9 @@ from .preprocessing import (
 )
 
 TASKS = ("binary", "multiclass", "regression")
-SHUFFLE_METHODS = ("none", "shift", "random", "latin")
 DEFAULT_NORM_METHODS = ("none", "power")
-MAX_ELEMENTS_FOR_LATIN = 4000
-"""Above this many features (or classes) a "latin" shuffle falls back to "random"."""
 MAX_CLASSES = 10
 """Classes the v2 classifier checkpoint handles natively (its ``max_classes``)."""
-SOFTMAX_TEMPERATURE = 0.9
 DEFAULT_ALPHAS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 """The regressor's default probability levels for ``output_type="quantiles"``."""
 NUM_QUANTILES = 999
@@ -109,57 +115,6 @@ class MemberInputs:
 
 
 # ---- the RNG draws (Shuffler and EnsembleGenerator._generate_ensemble) ----
-
-def latin_square(n: int, rng: random.Random) -> list[list[int]]:
-    """The package's random Latin square of 0 … n−1 drawn from ``rng``; its rows.
-
-    Recursive construction (unrolled): draw a symbol with ``rng.choice`` from those left
-    and remove it, down to one symbol; then, from the innermost square [[s]] outwards,
-    append a copy of row 0 and insert the symbol drawn at that level at position i of row
-    i. Then ``rng.shuffle`` the rows, transpose, and ``rng.shuffle`` the rows again.
-    """
-    symbols = list(range(n))
-    drawn = []
-    while len(symbols) > 1:
-        sym = rng.choice(symbols)
-        symbols.remove(sym)
-        drawn.append(sym)
-    square = [symbols]
-    for sym in reversed(drawn):
-        square.append(square[0].copy())
-        for i in range(len(square)):
-            square[i].insert(i, sym)
-    rng.shuffle(square)
-    trans = list(zip(*square, strict=True))
-    rng.shuffle(trans)
-    return [list(row) for row in trans]
-
-
-def shuffle_patterns(n_elements: int, method: str, n_estimators: int,
-                     random_state: int | None) -> list[list[int]]:
-    """The package's ``Shuffler(n_elements, method, random_state).shuffle(n_estimators)``.
-
-    Its own ``random.Random(random_state)``. "none" or a single estimator: the identity
-    only; "shift": all n circular shifts, shift i being [n−i, …, n−1, 0, …, n−i−1];
-    "random": ``rng.sample`` of min(n_estimators, n!) of all permutations for n ≤ 5, else
-    n_estimators draws of ``rng.sample(range(n), n)``; "latin": :func:`latin_square`
-    ("random" above 4000 elements).
-    """
-    rng = random.Random(random_state)
-    indices = list(range(n_elements))
-    if n_elements > MAX_ELEMENTS_FOR_LATIN and method == "latin":
-        method = "random"
-    if method == "none" or n_estimators == 1:
-        return [indices]
-    if method == "shift":
-        return [indices[-i:] + indices[:-i] for i in range(n_elements)]
-    if method == "random":
-        if n_elements <= 5:
-            perms = [list(p) for p in itertools.permutations(indices)]
-            return rng.sample(perms, min(n_estimators, len(perms)))
-        return [rng.sample(indices, n_elements) for _ in range(n_estimators)]
-    return latin_square(n_elements, rng)
-
 
 def draw_members(n_features: int, n_classes: int | None, n_estimators: int,
                  norm_methods: Sequence[str], feat_shuffle_method: str,
@@ -393,13 +348,6 @@ def _outputs(outputs: object, plan: EnsemblePlan, name: str, ndim: int) -> np.nd
         where = tuple(int(i) for i in np.argwhere(bad)[0])
         raise ValueError(f"{name} has a non-finite value {arr[where].item()!r} at {where}")
     return arr
-
-
-def softmax(x: np.ndarray, temperature: float = SOFTMAX_TEMPERATURE) -> np.ndarray:
-    """softmax(x / temperature) over the last axis, max-shifted (the wrappers' numpy one)."""
-    x = x / temperature
-    e = np.exp(x - np.max(x, axis=-1, keepdims=True))
-    return e / np.sum(e, axis=-1, keepdims=True)
 
 
 def unshift(outputs: np.ndarray, class_perms: np.ndarray) -> np.ndarray:

@@ -13,6 +13,8 @@ and ensemble"):
    ``StandardScaler``), and the soft outlier clipping at ``outlier_threshold`` robust stds.
 
 Everything runs in float64 (the package's dtype for float64 input); the model gets float32.
+Steps 1 and 3 are the rules Google TabFM's wrappers share, in
+:mod:`arenalite.models.wrapper_preprocessing`; this module adds TabICL's column filter.
 Only numeric features are in scope: the package's ordinal encoding of categorical or
 string DataFrame columns is not reproduced. The ensemble (which members see which
 pipeline, permutation and class shift) is in :mod:`.ensemble`.
@@ -20,65 +22,31 @@ pipeline, permutation and class shift) is in :mod:`.ensemble`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
-from scipy import optimize
 
-NORM_METHODS = ("none", "power")
-"""The normalisation methods reproduced (the package also has quantile/robust ones)."""
-SCALE_EPSILON = 1e-6
-"""Added to the column std of the first z-score (``CustomStandardScaler``)."""
-Z_CLIP = 100.0
-"""The first z-score is clipped to [−Z_CLIP, Z_CLIP]."""
-STD_FLOOR = 1e-6
-"""The outlier stage's stds are at least this (``OutlierRemover``)."""
-BRENT_XTOL = 1.48e-08
-"""scipy's ``yeojohnson_normmax`` tolerance for its bounded search (``fminbound``)."""
-_EPS64 = np.finfo(np.float64).eps
+from ..wrapper_preprocessing import (
+    NORM_METHODS,
+    SCALE_EPSILON,
+    STD_FLOOR,
+    Z_CLIP,
+    PipelineFit,
+    PowerFit,
+    apply_power,
+    fit_pipeline,
+    fit_power,
+    impute,
+    impute_means,
+    power_columns,
+    soft_clip,
+    standard_scaler_stats,
+    transform,
+)
+from ..yeo_johnson import BRENT_XTOL, yeo_johnson, yeo_johnson_lambda
 
-
-@dataclass(frozen=True)
-class PowerFit:
-    """A fitted sklearn ``PowerTransformer(method="yeo-johnson", standardize=True)``."""
-
-    lambdas: np.ndarray  # F, float64; 1.0 for (near-)constant columns
-    constant: np.ndarray  # F, bool: columns left untransformed in fit (lambda forced to 1)
-    mean: np.ndarray  # F, its StandardScaler's mean
-    scale: np.ndarray  # F, its StandardScaler's scale (1 where the variance is ~0)
-
-
-@dataclass(frozen=True)
-class PipelineFit:
-    """One fitted ``PreprocessingPipeline`` (a normalisation method) and its train output."""
-
-    method: str  # "none" or "power"
-    z_mean: np.ndarray  # F, first z-score mean
-    z_scale: np.ndarray  # F, first z-score std + 1e-6
-    z_min: np.ndarray  # F, column minima of the train z-scores (fallback clip bounds)
-    z_max: np.ndarray  # F, column maxima of the train z-scores
-    power: PowerFit | None  # the Yeo-Johnson stage, None for "none"
-    lower: np.ndarray  # F, outlier stage: mean − threshold·std
-    upper: np.ndarray  # F, outlier stage: mean + threshold·std
-    x_train: np.ndarray  # n × F, float64: the transformed training rows
-
-
-def impute_means(x_train: np.ndarray) -> np.ndarray:
-    """The training column means over the non-NaN values; 0 for an all-NaN column.
-
-    sklearn ``SimpleImputer(strategy="mean", keep_empty_features=True)``: a masked mean,
-    sum of the present values times 1.0 divided by their count.
-    """
-    missing = np.isnan(x_train)
-    means = np.ma.mean(np.ma.masked_array(x_train, mask=missing), axis=0)
-    out = np.array(np.ma.getdata(means), dtype=x_train.dtype)
-    out[np.ma.getmaskarray(means)] = 0.0
-    return out
-
-
-def impute(x: np.ndarray, means: np.ndarray) -> np.ndarray:
-    """Replace each NaN by its column's training mean (a new array)."""
-    return np.where(np.isnan(x), means[np.newaxis, :], x)
+__all__ = ["BRENT_XTOL", "NORM_METHODS", "SCALE_EPSILON", "STD_FLOOR", "Z_CLIP", "PipelineFit",
+           "PowerFit", "apply_power", "fit_pipeline", "fit_power", "impute", "impute_means",
+           "kept_features", "power_columns", "soft_clip", "standard_scaler_stats", "transform",
+           "yeo_johnson", "yeo_johnson_lambda"]
 
 
 def kept_features(x_train: np.ndarray) -> np.ndarray:
@@ -95,163 +63,3 @@ def kept_features(x_train: np.ndarray) -> np.ndarray:
     if not keep.any():
         keep[0] = True
     return keep
-
-
-def yeo_johnson(x: np.ndarray, lmbda: float) -> np.ndarray:
-    """scipy's Yeo-Johnson transform of ``x`` (float64) at ``lmbda``.
-
-    x ≥ 0: expm1(λ·log1p(x))/λ, or log1p(x) when |λ| < eps;
-    x < 0: −expm1((2−λ)·log1p(−x))/(2−λ), or −log1p(−x) when |λ−2| ≤ eps.
-    """
-    out = np.zeros_like(x, dtype=np.float64)
-    pos = x >= 0
-    with np.errstate(over="ignore"):
-        if abs(lmbda) < _EPS64:
-            out[pos] = np.log1p(x[pos])
-        else:
-            out[pos] = np.expm1(lmbda * np.log1p(x[pos])) / lmbda
-        if abs(lmbda - 2) > _EPS64:
-            out[~pos] = -np.expm1((2 - lmbda) * np.log1p(-x[~pos])) / (2 - lmbda)
-        else:
-            out[~pos] = -np.log1p(-x[~pos])
-    return out
-
-
-def _neg_llf(lmbda: float, x: np.ndarray, sign_log_sum: float) -> float:
-    """−(Yeo-Johnson profile log-likelihood), +inf where it is infinite (scipy's)."""
-    y = yeo_johnson(x, lmbda)
-    sigma = np.var(y, axis=0)
-    log_sigma = np.log(sigma) if sigma >= np.finfo(np.float64).smallest_normal else -np.inf
-    n = x.shape[0]
-    llf = -n / 2 * log_sigma + (lmbda - 1) * sign_log_sum
-    return np.inf if np.isinf(llf) else -llf
-
-
-def yeo_johnson_lambda(x: np.ndarray) -> float:
-    """The maximum-likelihood Yeo-Johnson lambda of a finite 1-D float64 sample.
-
-    scipy ≥ 1.12's ``yeojohnson_normmax`` without a bracket: ``fminbound`` (bounded Brent,
-    xtol 1.48e-8, at most 500 evaluations) on bounds that keep 20·max|x| from over- or
-    underflowing; 1.0 for an all-zero sample.
-    """
-    x = np.ascontiguousarray(x, dtype=np.float64)
-    if np.all(x == 0):
-        return 1.0
-    log1p_max_x = np.log1p(20 * np.max(np.abs(x)))
-    info = np.finfo(np.float64)
-    log_eps = np.log(info.eps)
-    log_tiny_float = (np.log(info.tiny) - log_eps) / 2
-    log_max_float = (np.log(info.max) + log_eps) / 2
-    lb = log_tiny_float / log1p_max_x
-    ub = log_max_float / log1p_max_x
-    if np.all(x < 0):
-        lb, ub = 2 - ub, 2 - lb
-    elif np.any(x < 0):
-        lb, ub = max(2 - ub, lb), min(2 - lb, ub)
-    sign_log_sum = np.sum(np.sign(x) * np.log1p(np.abs(x)), axis=0)
-    return float(optimize.fminbound(_neg_llf, lb, ub, args=(x, sign_log_sum),
-                                    xtol=BRENT_XTOL, disp=0))
-
-
-def standard_scaler_stats(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Mean and scale of sklearn's ``StandardScaler`` fitted on ``x`` (n × F, no NaN).
-
-    The corrected two-pass variance of ``_incremental_mean_and_var`` accumulated in
-    float64; a column whose variance is within the two-pass error bound
-    (var ≤ n·eps·var + (n·mean·eps)²) gets scale 1.
-    """
-    n = x.shape[0]
-    total = np.sum(x.astype(np.float64, copy=False), axis=0)
-    count = np.full(x.shape[1], float(n))
-    mean = total / count
-    temp = x - total / count
-    correction = np.sum(temp, axis=0)
-    temp **= 2
-    var = (np.sum(temp, axis=0) - correction ** 2 / count) / count
-    constant = var <= n * _EPS64 * var + (n * mean * _EPS64) ** 2
-    scale = np.sqrt(var)
-    scale[constant] = 1.0
-    return mean, scale
-
-
-def fit_power(x: np.ndarray) -> tuple[PowerFit, np.ndarray]:
-    """Fit the Yeo-Johnson stage on ``x`` (n × F float64) and return it with ``x`` transformed.
-
-    Per column, a column sklearn deems constant (``_is_constant_feature`` on its float64
-    mean and variance) keeps lambda 1 and is left as is; the others get their lambda and
-    are transformed. Then a ``StandardScaler`` is fitted on the result and applied.
-    """
-    n = x.shape[0]
-    mean = np.mean(x, axis=0, dtype=np.float64)
-    var = np.var(x, axis=0, dtype=np.float64)
-    constant = var <= n * _EPS64 * var + (n * mean * _EPS64) ** 2
-    out = np.array(x, dtype=np.float64, order="C")
-    lambdas = np.ones(x.shape[1])
-    for i in np.flatnonzero(~constant):  # one scalar search per feature
-        lambdas[i] = yeo_johnson_lambda(out[:, i])
-        out[:, i] = yeo_johnson(out[:, i], lambdas[i])
-    s_mean, s_scale = standard_scaler_stats(out)
-    return PowerFit(lambdas, constant, s_mean, s_scale), (out - s_mean) / s_scale
-
-
-def power_columns(fit: PowerFit, x: np.ndarray) -> np.ndarray:
-    """Yeo-Johnson transform of every column at its lambda (lambda 1 included), unscaled."""
-    out = np.empty_like(x, dtype=np.float64)
-    for i, lmbda in enumerate(fit.lambdas):
-        out[:, i] = yeo_johnson(x[:, i], lmbda)
-    return out
-
-
-def apply_power(fit: PowerFit, x: np.ndarray) -> np.ndarray:
-    """Transform rows with a fitted Yeo-Johnson stage, then its StandardScaler."""
-    return (power_columns(fit, x) - fit.mean) / fit.scale
-
-
-def _outlier_bounds(x: np.ndarray, threshold: float) -> tuple[np.ndarray, np.ndarray]:
-    ddof = 1 if x.shape[0] > 1 else 0
-    mean = np.nanmean(x, axis=0)
-    std = np.maximum(np.nanstd(x, axis=0, ddof=ddof), STD_FLOOR)
-    outside = (x < (mean - threshold * std)[np.newaxis, :]) | \
-              (x > (mean + threshold * std)[np.newaxis, :])
-    clean = np.where(outside, np.nan, x)
-    mean = np.nanmean(clean, axis=0)
-    std = np.maximum(np.nanstd(clean, axis=0, ddof=ddof), STD_FLOOR)
-    return mean - threshold * std, mean + threshold * std
-
-
-def soft_clip(x: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
-    """``OutlierRemover.transform``: x ← max(L − log1p|x|, x), then min(U + log1p|x|, x)."""
-    x = np.maximum(-np.log1p(np.abs(x)) + lower, x)
-    return np.minimum(np.log1p(np.abs(x)) + upper, x)
-
-
-def fit_pipeline(x_train: np.ndarray, method: str, outlier_threshold: float = 4.0) -> PipelineFit:
-    """Fit one ``PreprocessingPipeline`` on the imputed, filtered training rows (float64)."""
-    if method not in NORM_METHODS:
-        raise ValueError(f"norm method must be one of {NORM_METHODS}, got {method!r}")
-    z_mean = np.mean(x_train, axis=0)
-    z_scale = np.std(x_train, axis=0) + SCALE_EPSILON
-    z = np.clip((x_train - z_mean) / z_scale, -Z_CLIP, Z_CLIP)
-    z_min, z_max = np.min(z, axis=0), np.max(z, axis=0)
-    power = None
-    if method == "power":
-        power, z = fit_power(z)
-    lower, upper = _outlier_bounds(z, outlier_threshold)
-    return PipelineFit(method, z_mean, z_scale, z_min, z_max, power, lower, upper,
-                       soft_clip(z, lower, upper))
-
-
-def transform(fit: PipelineFit, x: np.ndarray) -> np.ndarray:
-    """Apply a fitted pipeline to new rows (imputed, filtered, float64).
-
-    When the Yeo-Johnson stage overflows to ±inf anywhere (a value far outside the
-    training range), the package clips all z-scores to the training minima/maxima and
-    transforms again; so does this.
-    """
-    z = np.clip((x - fit.z_mean) / fit.z_scale, -Z_CLIP, Z_CLIP)
-    if fit.power is not None:
-        out = power_columns(fit.power, z)
-        if np.isinf(out).any():
-            out = power_columns(fit.power, np.clip(z, fit.z_min, fit.z_max))
-        z = (out - fit.power.mean) / fit.power.scale
-    return soft_clip(z, fit.lower, fit.upper)
