@@ -402,7 +402,7 @@ def test_split_and_dataset_coincide_with_one_split_per_dataset():
 def test_dataset_scheme_draws_whole_datasets():
     bench = load(seeded_long({"A": [0.7, 0.5, 0.6], "B": [0.6, 0.7, 0.5],
                               "C": [0.5, 0.6, 0.7]}, n_seeds=4), seed="seed")
-    t = E.tournament(bench, 0.0)
+    t = E.play_battles(bench, 0.0)
     won, lost = t.unit_pair_sums("dataset")
     day_won, day_lost = E.day_pair_sums(t.points, t.weights)
     assert won.shape == (3, 3) and np.allclose(won + lost, 1 / 3)  # each dataset weighs 1

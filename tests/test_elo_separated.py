@@ -28,7 +28,7 @@ def separated(m: int, d: int, spread: float, seed: int = 0) -> arenalite.Benchma
 
 
 def regularized_win(bench: arenalite.Benchmark) -> np.ndarray:
-    t = E.tournament(bench, 0.0)
+    t = E.play_battles(bench, 0.0)
     win = t.win_matrix()
     return win if E.strongly_connected(win)[()] else win + t.prior
 
@@ -90,7 +90,7 @@ def test_prior_replicates_on_sufficient_statistics_match_the_general_path(monkey
         warnings.simplefilter("ignore")
         fast = bench.select_models(bench.models_).elo_ranking(**kwargs)
         with monkeypatch.context() as patch:
-            patch.setattr(E.Tournament, "complete", property(lambda self: False))
+            patch.setattr(E.BattleSet, "complete", property(lambda self: False))
             general = bench.select_models(bench.models_).elo_ranking(**kwargs)
     assert fast.params["regularized"] and fast.params["regularized_replicates"] > 30
     assert fast.params["regularized_replicates"] == general.params["regularized_replicates"]

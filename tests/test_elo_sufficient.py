@@ -41,7 +41,7 @@ def ranking(bench, general: bool, monkeypatch, **kwargs):
     """elo_ranking on a fresh copy, by the general path when ``general``; plus warnings."""
     with monkeypatch.context() as patch:
         if general:
-            patch.setattr(E.Tournament, "complete", property(lambda self: False))
+            patch.setattr(E.BattleSet, "complete", property(lambda self: False))
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             result = bench.select_models(bench.models_).elo_ranking(**kwargs)
@@ -70,7 +70,7 @@ def test_sufficient_statistics_give_the_general_path_abilities(m, d, s, decimals
 
 def test_larger_suite_takes_the_fast_path_and_matches(monkeypatch):
     bench = load(scores_frame(np.random.default_rng(3), 25, 30, 3, 3))
-    t = E.tournament(bench, 0.0)
+    t = E.play_battles(bench, 0.0)
     assert t.complete
     calls = []
     chord = elo_fit.chord_sums
@@ -85,9 +85,9 @@ def test_larger_suite_takes_the_fast_path_and_matches(monkeypatch):
 
 def test_missing_scores_take_the_general_path():
     df = scores_frame(np.random.default_rng(1), 4, 5, 2, 3)
-    t = E.tournament(load(df.iloc[1:]), 0.0)  # m0 misses one run: one match day incomplete
+    t = E.play_battles(load(df.iloc[1:]), 0.0)  # m0 misses one run: one match day incomplete
     assert not t.complete
-    assert E.tournament(load(df), 0.0).complete
+    assert E.play_battles(load(df), 0.0).complete
 
 
 @settings(max_examples=60, deadline=None)
@@ -139,7 +139,7 @@ def test_blocked_model_points_equal_the_win_matrix_row_sums(monkeypatch):
 
 def test_unit_battles_are_the_days_weights():
     bench = load(scores_frame(np.random.default_rng(6), 4, 3, 2, 3))
-    t = E.tournament(bench, 0.0)
+    t = E.play_battles(bench, 0.0)
     for scheme in ("split", "dataset"):
         units = t.complete_units(scheme)
         won, lost = units.pair_sums()
@@ -153,7 +153,7 @@ def test_unit_battles_are_the_days_weights():
 @pytest.mark.parametrize("scheme", ["split", "dataset"])
 def test_unit_points_equal_the_row_sums_of_the_units_win_matrices(scheme, tie_threshold):
     bench = load(scores_frame(np.random.default_rng(7), 7, 4, 3, 3))
-    t = E.tournament(bench, tie_threshold)
+    t = E.play_battles(bench, tie_threshold)
     units = t.complete_units(scheme)
     won, lost = units.pair_sums()
     assert units.pair_sums() is units.pair_sums()  # built once
@@ -193,6 +193,6 @@ def test_a_complete_tournament_fits_and_bootstraps_without_its_battle_points():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         bench.elo_ranking(n_bootstrap=20, random_state=0)
-    t = E.tournament(bench, 0.0)
+    t = E.play_battles(bench, 0.0)
     assert "points" not in vars(t)
     assert t.points.shape == (5, 15)  # scored when asked for

@@ -256,7 +256,7 @@ def leaderboard(
     imp_plus, imp_minus = plus_minus(imp, imp_reps, confidence)
 
     columns = {"model": np.asarray(models, dtype=object), "elo": elo, "elo+": elo_plus,
-               "elo-": elo_minus, "winrate": winrates(result.tournament.win_matrix()),
+               "elo-": elo_minus, "winrate": winrates(result.battles.win_matrix()),
                "improvability": imp,
                "improvability+": imp_plus, "improvability-": imp_minus,
                **rank_columns(scores),

@@ -17,8 +17,8 @@ a module, data flowing one way:
 """
 
 from .battles import (
+    BattleSet,
     CompleteUnits,
-    Tournament,
     battle_points,
     dataset_pair_sums,
     day_model_points,
@@ -27,7 +27,7 @@ from .battles import (
     match_days,
     model_points,
     pair_sums_to_matrix,
-    tournament,
+    play_battles,
     win_matrix,
 )
 from .fitting import (
@@ -76,13 +76,13 @@ from .solvers import (
 __all__ = [
     "BATTLE_DRAWS", "CompleteUnits", "DEFAULT_RESAMPLING", "ELO_BASE", "ELO_SCALE",
     "EXACT_DRAW_LIMIT", "EloFit", "EloResult", "RESAMPLING", "RULE_OF_THUMB_DELTAS", "SCHEMES",
-    "Tournament", "battle_counts", "battle_draw", "battle_points", "bootstrap_pair_sums",
+    "BattleSet", "battle_counts", "battle_draw", "battle_points", "bootstrap_pair_sums",
     "bradley_terry", "check_models", "check_resampling", "chord_inverse", "complete_connected",
     "dataset_pair_sums", "day_model_points", "day_pair_sums", "elo_gap", "elo_ranking",
     "elo_rule_of_thumb", "elo_win_probability", "fit", "group_sums", "match_days", "model_points",
     "pair_sums_to_matrix", "point_abilities", "poisson_pair_sums", "prior_weight",
     "rating_table", "record_table", "replicate_abilities", "replicate_pair_sums", "solve_chunk",
     "solve_complete_units", "solve_pair_sums", "step_inverse", "strongly_connected",
-    "tie_prior", "to_elo", "tournament", "unit_bootstrap_pair_sums", "win_matrix",
+    "tie_prior", "to_elo", "play_battles", "unit_bootstrap_pair_sums", "win_matrix",
     "winrate_matrix", "winrate_table",
 ]

@@ -1,10 +1,10 @@
-"""The tournament: every (dataset[, seed]) is a match day, every model pair one battle.
+"""The battles: every (dataset[, seed]) is a match day, every model pair one battle.
 
 The better normalized score wins a battle (1 point), equal scores or a difference of at
 most ``tie_threshold`` are a tie (½ point each). A battle on match day (d, s) weighs
 1 / (P · S_d) with P = M(M−1)/2 and S_d the number of distinct seed labels of dataset d,
 so a complete dataset carries total weight 1. This module turns a Benchmark into those
-battles (:class:`Tournament`) and into the sums the solvers and the resampling schemes
+battles (:class:`BattleSet`) and into the sums the solvers and the resampling schemes
 need: pair sums per match day or dataset, the win matrix, and — when every pair met on
 every match day — each unit's model points and battles per pair (:class:`CompleteUnits`),
 the sufficient statistics of the Bradley-Terry likelihood.
@@ -211,7 +211,7 @@ def dataset_pair_sums(points: np.ndarray, weights: np.ndarray, codes: np.ndarray
 
 @dataclass(frozen=True)
 class CompleteUnits:
-    """Resampling units (match days or datasets) of a tournament where every pair met on
+    """Resampling units (match days or datasets) of a battle set where every pair met on
     every match day.
 
     ``points`` (U, M): each model's weighted points per unit; ``battles`` (U,): each unit's
@@ -268,7 +268,7 @@ def few_shared_seeds(scores: np.ndarray, codes: np.ndarray, pairs: np.ndarray,
 
 
 @dataclass(frozen=True)
-class Tournament:
+class BattleSet:
     """The battles of a benchmark, ready to be fitted and resampled.
 
     ``scores`` (K, M): normalized scores per match day (NaN = no score; only days where
@@ -276,7 +276,7 @@ class Tournament:
     1 / (P · S_d) of each match day; ``codes`` (K): each match day's dataset, indexing
     ``datasets``; ``pairs`` (2, P) model indices. ``points`` (K, P), the points of the
     first model of each pair per match day (NaN = did not meet), are scored on first use:
-    a complete tournament's fit and dataset bootstrap never need them.
+    a complete battle set's fit and dataset bootstrap never need them.
     """
 
     scores: np.ndarray
@@ -322,7 +322,7 @@ class Tournament:
                 and not np.isnan(self.scores).any())
 
     def day_points(self) -> np.ndarray:
-        """Each model's (unweighted) points per match day, (K, M), of a complete tournament:
+        """Each model's (unweighted) points per match day, (K, M), of a complete battle set:
         from the ranks of each day's scores when there is no tie threshold, else from the
         battle points."""
         if self.tie_threshold == 0:
@@ -344,16 +344,16 @@ class Tournament:
             functools.partial(self.unit_pair_sums, scheme)))
 
 
-def tournament(benchmark: Benchmark, tie_threshold: float) -> Tournament:
+def play_battles(benchmark: Benchmark, tie_threshold: float) -> BattleSet:
     """Battles of every match day where at least one pair met (see module doc); warns
     naming the datasets where some pair shares under half of the seed labels.
 
     Built once per Benchmark and threshold (``Benchmark.memo``): elo_ranking, the
-    leaderboard and compare_rankings play the same tournament (at 1000 models its K × P
+    leaderboard and compare_rankings play the same battles (at 1000 models its K × P
     points take a third of a second to score). The warning comes with every call.
     """
-    played, few = benchmark.memo(("elo tournament", tie_threshold),
-                                 lambda: play_tournament(benchmark, tie_threshold))
+    played, few = benchmark.memo(("elo battles", tie_threshold),
+                                 lambda: score_battles(benchmark, tie_threshold))
     if few:
         warnings.warn(f"models share few or no seed labels in dataset(s) {few!r}: battles are "
                       "only played on a common seed label, so pairs sharing under half of a "
@@ -362,8 +362,8 @@ def tournament(benchmark: Benchmark, tie_threshold: float) -> Tournament:
     return played
 
 
-def play_tournament(benchmark: Benchmark, tie_threshold: float) -> tuple[Tournament, list[str]]:
-    """:func:`tournament` without the memo: the tournament and the datasets where pairs
+def score_battles(benchmark: Benchmark, tie_threshold: float) -> tuple[BattleSet, list[str]]:
+    """:func:`play_battles` without the memo: the battle set and the datasets where pairs
     share few seed labels."""
     scores, codes, seeds = match_days(benchmark)
     m = scores.shape[1]
@@ -373,5 +373,5 @@ def play_tournament(benchmark: Benchmark, tie_threshold: float) -> tuple[Tournam
     played = (~np.isnan(scores)).sum(axis=1) >= 2  # some pair met that day
     if played.all():
         played = slice(None)  # a view: no copy of the scores
-    return Tournament(scores[played], tie_threshold, 1.0 / (pairs.shape[1] * seeds[played]),
+    return BattleSet(scores[played], tie_threshold, 1.0 / (pairs.shape[1] * seeds[played]),
                       codes[played], pairs, benchmark.models_, benchmark.datasets_), few

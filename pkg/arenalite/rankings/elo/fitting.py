@@ -1,7 +1,7 @@
 """The Elo fit of a benchmark: the full-data MLE and the abilities of every bootstrap replicate.
 
 :func:`fit` is the one orchestration that :func:`.ranking.elo_ranking` and the
-leaderboard share: tournament, point fit (memoized per Benchmark), replicate draws of the
+leaderboard share: battles, point fit (memoized per Benchmark), replicate draws of the
 chosen scheme, replicate solves, warnings about the tie prior. All replicates of a chunk
 are solved together on their (B, M, M) win tensors. When every pair met on every match
 day (no missing score, the usual case), a unit's battles per pair are the same for all
@@ -25,7 +25,7 @@ import numpy as np
 
 from ...progress import Progress
 from ...stats.bootstrap import unit_counts
-from .battles import CompleteUnits, Tournament, pair_sums_to_matrix, tournament
+from .battles import BattleSet, CompleteUnits, pair_sums_to_matrix, play_battles
 from .resampling import battle_draw, replicate_pair_sums
 from .scale import ELO_BASE, to_elo
 from .solvers import (
@@ -44,9 +44,9 @@ if TYPE_CHECKING:
 _SOLVE_BUDGET = 2_000_000  # B · M · M entries per batched solve
 
 
-def point_abilities(benchmark: Benchmark, t: Tournament,
+def point_abilities(benchmark: Benchmark, t: BattleSet,
                     tie_threshold: float) -> tuple[np.ndarray, bool]:
-    """Full-data MLE abilities θ (M,) of ``t = tournament(benchmark, tie_threshold)``, and
+    """Full-data MLE abilities θ (M,) of ``t = play_battles(benchmark, tie_threshold)``, and
     whether the tie prior was needed (then warns).
 
     Fitted once per Benchmark and threshold (``Benchmark.memo``): elo_ranking, leaderboard
@@ -63,7 +63,7 @@ def point_abilities(benchmark: Benchmark, t: Tournament,
     return theta[0].copy(), bool(n_reg)
 
 
-def replicate_abilities(t: Tournament, theta: np.ndarray, scheme: str, draw: str | None,
+def replicate_abilities(t: BattleSet, theta: np.ndarray, scheme: str, draw: str | None,
                         n_bootstrap: int, rng: np.random.Generator,
                         counts: np.ndarray | None = None) -> tuple[np.ndarray, int]:
     """Abilities of every bootstrap replicate of ``scheme`` (B, M), none dropped, and how
@@ -105,7 +105,7 @@ def replicate_abilities(t: Tournament, theta: np.ndarray, scheme: str, draw: str
     return reps, n_reg
 
 
-def step_inverse(t: Tournament, theta: np.ndarray) -> np.ndarray:
+def step_inverse(t: BattleSet, theta: np.ndarray) -> np.ndarray:
     """The chord's step matrix shared by every replicate: the full-data Hessian at θ
     (with the tie prior when the full data need it), inverted once."""
     full = t.win_matrix()
@@ -114,7 +114,7 @@ def step_inverse(t: Tournament, theta: np.ndarray) -> np.ndarray:
     return chord_inverse(full, theta)
 
 
-def solve_pair_sums(t: Tournament, theta: np.ndarray,
+def solve_pair_sums(t: BattleSet, theta: np.ndarray,
                     pair_sums: Iterator[tuple[np.ndarray, np.ndarray]]
                     ) -> Iterator[tuple[np.ndarray, int]]:
     """Yield (θ, replicates given the tie prior) per chunk of (won, lost) pair sums."""
@@ -124,7 +124,7 @@ def solve_pair_sums(t: Tournament, theta: np.ndarray,
                           prior, inverse)
 
 
-def solve_complete_units(t: Tournament, theta: np.ndarray, units: CompleteUnits,
+def solve_complete_units(t: BattleSet, theta: np.ndarray, units: CompleteUnits,
                          counts: np.ndarray, chunk: int) -> Iterator[tuple[np.ndarray, int]]:
     """Yield (θ, replicates given the tie prior) per ``chunk`` rows of the unit draws."""
     prior, inverse = t.prior, step_inverse(t, theta)
@@ -182,11 +182,11 @@ def complete_chunk(m: int, n_bootstrap: int) -> int:
 
 @dataclass(frozen=True)
 class EloFit:
-    """A fitted tournament: full-data abilities ``theta`` (M,), the bootstrap replicates'
+    """A fitted battle set: full-data abilities ``theta`` (M,), the bootstrap replicates'
     ``replicates`` (B, M), the scheme and battle draw used, and whether the point / how
     many replicates needed the tie prior."""
 
-    tournament: Tournament
+    battles: BattleSet
     theta: np.ndarray
     replicates: np.ndarray
     scheme: str
@@ -200,17 +200,17 @@ class EloFit:
         ``calibration_model`` sits at ``calibration_elo`` (None: centred on 1000)."""
         elo, reps = to_elo(self.theta), to_elo(self.replicates)
         if calibration_model is not None:
-            shift = calibration_elo - elo[self.tournament.models.index(calibration_model)]
+            shift = calibration_elo - elo[self.battles.models.index(calibration_model)]
             elo, reps = elo + shift, reps + shift
         return elo, reps
 
 
 def fit(benchmark: Benchmark, tie_threshold: float, scheme: str, draw: str | None,
         n_bootstrap: int, rng: np.random.Generator, counts: np.ndarray | None = None) -> EloFit:
-    """Tournament, point fit and ``n_bootstrap`` replicates of ``scheme`` (checked values,
+    """BattleSet, point fit and ``n_bootstrap`` replicates of ``scheme`` (checked values,
     see :func:`.resampling.check_resampling`); ``counts`` (B, U) may give the dataset draws
     of the "dataset" scheme (the leaderboard shares them with improvability)."""
-    t = tournament(benchmark, tie_threshold)
+    t = play_battles(benchmark, tie_threshold)
     theta, regularized = point_abilities(benchmark, t, tie_threshold)
     if scheme == "battle":
         draw = battle_draw(draw, int((~np.isnan(t.points)).sum()), n_bootstrap)

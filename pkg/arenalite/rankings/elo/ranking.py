@@ -20,12 +20,12 @@ from .scorecard import battle_counts, record_table, winrate_table
 
 if TYPE_CHECKING:
     from ...benchmark import Benchmark
-    from .battles import Tournament
+    from .battles import BattleSet
 
 
-def elo_scorecards(benchmark: Benchmark, t: Tournament, threshold: float,
+def elo_scorecards(benchmark: Benchmark, t: BattleSet, threshold: float,
                    order: tuple[int, ...]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(win-rate matrix, record) of the tournament ``t``, models in ``order``; built once
+    """(win-rate matrix, record) of the battle set ``t``, models in ``order``; built once
     per Benchmark, threshold and order (``Benchmark.memo``). A module function, so an
     EloResult holding it (by ``functools.partial``) pickles."""
     return benchmark.memo(("elo scorecards", threshold, order), lambda: (
@@ -187,7 +187,7 @@ def elo_ranking(
     rng = make_rng(random_state)
 
     result = fit(benchmark, threshold, scheme, draw, n_bootstrap, rng)
-    t = result.tournament
+    t = result.battles
     elo, reps = result.ratings(calibration_model, calibration_elo)
     low, high = percentile_interval(reps, confidence) if n_bootstrap else (elo, elo)
     table = rating_table(t.models, elo, low, high)

@@ -38,7 +38,7 @@ import numpy as np
 from ...stats.bootstrap import unit_counts
 
 if TYPE_CHECKING:
-    from .battles import Tournament
+    from .battles import BattleSet
 
 _DRAW_BUDGET = 4_000_000  # random draws held in memory at once during the bootstrap
 EXACT_DRAW_LIMIT = 200_000_000  # battles × replicates above which "auto" uses Poisson
@@ -173,7 +173,7 @@ def unit_bootstrap_pair_sums(won: np.ndarray, lost: np.ndarray, counts: np.ndarr
             yield block_won[start:start + chunk], block_lost[start:start + chunk]
 
 
-def replicate_pair_sums(t: Tournament, scheme: str, draw: str | None, n_bootstrap: int,
+def replicate_pair_sums(t: BattleSet, scheme: str, draw: str | None, n_bootstrap: int,
                         rng: np.random.Generator, chunk: int,
                         counts: np.ndarray | None = None
                         ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
