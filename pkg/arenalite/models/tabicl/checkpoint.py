@@ -35,8 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import safetensors, torch_checkpoint
-from ..torch_checkpoint import few
+from .. import safetensors, state_dict, torch_checkpoint
 
 ALLOWED = torch_checkpoint.ALLOWED
 """Every (module, name) the unpickler resolves (:mod:`arenalite.models.torch_checkpoint`)."""
@@ -240,23 +239,8 @@ def check_tensors(config: dict, tensors: dict[str, np.ndarray],
                   where: str) -> dict[str, np.ndarray]:
     """``tensors`` in state-dict order after checking they are exactly the config's, with
     its shapes; ValueError names the missing, unexpected or wrong-shaped tensor."""
-    shapes = expected_shapes(config)
-    missing = [n for n in shapes if n not in tensors]
-    extra = [n for n in tensors if n not in shapes]
-    if missing or extra:
-        parts = []
-        if missing:
-            parts.append(f"missing tensors {few(missing)}")
-        if extra:
-            parts.append(f"unexpected tensors {few(extra)}")
-        raise ValueError(f"{where}: {' and '.join(parts)} for its config (TabICL with "
-                         f"{_brief(config)} has {len(shapes)} tensors)")
-    for name, shape in shapes.items():
-        got = tuple(np.shape(tensors[name]))
-        if got != shape:
-            raise ValueError(f"{where}: tensor {name!r} has shape {list(got)}, expected "
-                             f"{list(shape)} for its config")
-    return {name: tensors[name] for name in shapes}
+    return state_dict.check(expected_shapes(config), tensors, where,
+                            f"TabICL with {_brief(config)}")
 
 
 def _brief(config: dict) -> str:
@@ -325,9 +309,7 @@ def convert(ckpt_path: str | PathLike, out_path: str | PathLike) -> Path:
 
 TOKEN_STD = 0.02
 """Standard deviation of the learned tokens (``ind_vectors``, ``cls_tokens``), as the
-package initialises them (``trunc_normal_(std=0.02)``)."""
-BIAS_STD = 0.02
-"""Standard deviation of every bias (linear and LayerNorm): small, not zero."""
+package initialises them (``trunc_normal_(std=0.02)``), and of every bias (small, not zero)."""
 
 
 def rope_frequencies(config: dict) -> np.ndarray:
@@ -353,32 +335,16 @@ def random_checkpoint(config: dict, seed: int = 0) -> Checkpoint:
     """A checkpoint of ``TabICL(**config)`` with random float32 weights, made in numpy.
 
     Every tensor of :func:`expected_shapes`, drawn in state-dict order from
-    ``numpy.random.default_rng(seed)`` (the same seed, the same weights): matrices
-    normal(0, 1/√fan_in) (fan_in: their second axis), LayerNorm weights 1, biases
-    normal(0, :data:`BIAS_STD`), the learned tokens normal(0, :data:`TOKEN_STD`), SSMax's
-    ``scales`` 1 (the package's initial values), and the RoPE frequencies their exact values
+    ``numpy.random.default_rng(seed)`` by :func:`arenalite.models.state_dict.random_tensors`
+    (the same seed, the same weights): matrices normal(0, 1/√fan_in), LayerNorm weights 1,
+    biases and the learned tokens normal(0, :data:`TOKEN_STD`), SSMax's ``scales`` 1 (the
+    package's initial values), and the RoPE frequencies their exact values
     (:func:`rope_frequencies`). ``zero_init`` is not applied (nothing is zeroed), so every
     block acts. ``config`` is completed and checked (:func:`check_config`). Write it with
     :func:`write_safetensors`; what it predicts is what random weights predict, not TabICL.
     """
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     c = check_config(config)
-    rng = np.random.default_rng(int(seed))
-    tensors: dict[str, np.ndarray] = {}
-    for name, shape in expected_shapes(c).items():
-        leaf = name.rsplit(".", 1)[-1]
-        if name.endswith("rope.freqs"):
-            value = rope_frequencies(c)
-        elif leaf in ("ind_vectors", "cls_tokens"):
-            value = rng.normal(0.0, TOKEN_STD, shape)
-        elif leaf == "scales":
-            value = np.ones(shape)
-        elif len(shape) == 2:
-            value = rng.normal(0.0, 1.0 / math.sqrt(shape[1]), shape)
-        elif leaf.endswith("bias"):
-            value = rng.normal(0.0, BIAS_STD, shape)
-        else:  # the 1-D weights are LayerNorms'
-            value = np.ones(shape)
-        tensors[name] = np.ascontiguousarray(value, dtype=np.float32)
-    return Checkpoint(c, tensors)
+    shapes = expected_shapes(c)
+    fixed = {name: np.ones(shape) for name, shape in shapes.items() if name.endswith(".scales")}
+    fixed["row_interactor.tf_row.rope.freqs"] = rope_frequencies(c)
+    return Checkpoint(c, state_dict.random_tensors(shapes, seed, fixed, TOKEN_STD))

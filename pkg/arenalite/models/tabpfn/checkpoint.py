@@ -42,8 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import safetensors, torch_checkpoint
-from ..torch_checkpoint import few
+from .. import safetensors, state_dict, torch_checkpoint
 
 FORMAT = "arenalite.tabpfn"
 VERSION = "1"
@@ -431,22 +430,9 @@ def check_tensors(config: dict, tensors: dict[str, np.ndarray],
     criterion = {n[len("criterion."):]: a for n, a in tensors.items()
                  if n.startswith("criterion.")}
     model = {n: a for n, a in tensors.items() if not n.startswith("criterion.")}
-    missing = [n for n in shapes if n not in model]
-    extra = [n for n in model if n not in shapes]
-    extra += [f"criterion.{n}" for n in criterion if n not in CRITERION_KEYS]
-    if missing or extra:
-        parts = []
-        if missing:
-            parts.append(f"missing tensors {few(missing)}")
-        if extra:
-            parts.append(f"unexpected tensors {few(extra)}")
-        raise ValueError(f"{where}: {' and '.join(parts)} for its config (TabPFN v3 with "
-                         f"{_brief(config)} has {len(shapes)} tensors)")
-    for name, shape in shapes.items():
-        got = tuple(np.shape(model[name]))
-        if got != shape:
-            raise ValueError(f"{where}: tensor {name!r} has shape {list(got)}, expected "
-                             f"{list(shape)} for its config")
+    model = state_dict.check(shapes, model, where, f"TabPFN v3 with {_brief(config)}",
+                             unexpected=[f"criterion.{n}" for n in criterion
+                                         if n not in CRITERION_KEYS])
     c = check_config(config)
     want = {"borders": (c["num_buckets"] + 1,), "losses_per_bucket": (c["num_buckets"],)}
     for name, arr in criterion.items():
@@ -456,7 +442,7 @@ def check_tensors(config: dict, tensors: dict[str, np.ndarray],
             raise ValueError(f"{where}: tensor 'criterion.{name}' has shape {list(got)}, "
                              f"expected {expected} for its config")
     order = [n for n in CRITERION_KEYS if n in criterion]
-    return {n: model[n] for n in shapes}, {n: criterion[n] for n in order}
+    return model, {n: criterion[n] for n in order}
 
 
 def _brief(config: dict) -> str:
@@ -622,33 +608,21 @@ def random_checkpoint(config: dict, seed: int = 0) -> Checkpoint:
     """A TabPFN v3 checkpoint of random float32 weights, made in numpy (no torch).
 
     Every tensor of :func:`expected_shapes`, drawn in state-dict order from
-    ``numpy.random.default_rng(seed)``: matrices normal(0, 1/√fan_in) (fan_in: the last
-    axis), LayerNorm weights 1, biases, tokens and inducing vectors normal(0,
-    :data:`BIAS_STD`), the RoPE frequencies their exact values (:func:`rope_frequencies`), a
-    regressor's borders :func:`random_borders`. Nothing is zeroed (the package zeroes its
-    output projections), so every block acts. The inference config is the package's v2.5
-    defaults for the task, as for a file without one. What it predicts is what random weights
-    predict, never TabPFN's quality.
+    ``numpy.random.default_rng(seed)`` by :func:`arenalite.models.state_dict.random_tensors`:
+    matrices normal(0, 1/√fan_in) (fan_in: the last axis), norm weights 1, biases, tokens and
+    inducing vectors normal(0, :data:`BIAS_STD`), the RoPE frequencies their exact values
+    (:func:`rope_frequencies`), a regressor's borders :func:`random_borders`. Nothing is zeroed
+    (the package zeroes its output projections), so every block acts. The inference config is
+    the package's v2.5 defaults for the task, as for a file without one. What it predicts is
+    what random weights predict, never TabPFN's quality.
     """
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     c = check_config(config)
-    rng = np.random.default_rng(int(seed))
-    tensors: dict[str, np.ndarray] = {}
-    for name, shape in expected_shapes(c).items():
-        leaf = name.rsplit(".", 1)[-1]
-        if name.endswith("rope.freqs"):
-            value = rope_frequencies(c)
-        elif name == "regression_borders":
-            value = random_borders(c["num_buckets"]) if task_of(c) == "regression" \
-                else np.zeros(shape)
-        elif len(shape) >= 2 and leaf.endswith("weight"):
-            value = rng.normal(0.0, 1.0 / math.sqrt(shape[-1]), shape)
-        elif leaf.endswith("weight"):  # the 1-D weights are LayerNorms'
-            value = np.ones(shape)
-        else:
-            value = rng.normal(0.0, BIAS_STD, shape)
-        tensors[name] = np.asarray(value, dtype=np.float32)
+    shapes = expected_shapes(c)
+    fixed = {name: rope_frequencies(c) for name in shapes if name.endswith("rope.freqs")}
+    if "regression_borders" in shapes:
+        fixed["regression_borders"] = random_borders(c["num_buckets"]) \
+            if task_of(c) == "regression" else np.zeros(shapes["regression_borders"])
+    tensors = state_dict.random_tensors(shapes, seed, fixed, BIAS_STD)
     task = task_of(c)
     return Checkpoint(config=c, tensors=tensors,
                       inference_config=copy.deepcopy(V2_5_INFERENCE_CONFIG[task]),
