@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
-from functools import lru_cache
 from os import PathLike
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from . import encoding, registry, tabicl, tabpfn, tabular_fm, transformer
+from . import checkpoint_cache, encoding, registry, tabicl, tabpfn, tabular_fm, transformer
 from .attention import attention_output, attention_weights
 from .knn import knn_output, neighbours
 from .preprocess import TASKS, Prepared, prepare
@@ -54,15 +53,18 @@ def model_label(model: dict[str, Any]) -> str:
     return model["name"] + (f"({', '.join(changed)})" if changed else "")
 
 
-@lru_cache(maxsize=8)
-def _params_from_path(path: str) -> transformer.Params:
+def _read_params(path: str) -> transformer.Params:
     return transformer.Params(read_weights(path))
 
 
 def _params(weights: str | PathLike | Weights | None) -> transformer.Params:
     if isinstance(weights, Weights):
         return transformer.Params(weights)
-    return _params_from_path(str(Path(DEFAULT_PATH if weights is None else weights).resolve()))
+    path = DEFAULT_PATH if weights is None else weights
+    if Path(path).suffix != ".json":
+        return _read_params(str(path))  # refused: not a manifest
+    return checkpoint_cache.load(path, _read_params,
+                                 f"weights manifest {str(path)!r} does not exist")
 
 
 def _transformer(model: dict[str, Any], prep: Prepared, clock) -> tuple[np.ndarray, dict]:
@@ -71,8 +73,7 @@ def _transformer(model: dict[str, Any], prep: Prepared, clock) -> tuple[np.ndarr
     return transformer.forward_cached(params, prep, clock)
 
 
-@lru_cache(maxsize=8)
-def _fm_from_path(path: str) -> tabular_fm.Model:
+def _read_fm(path: str) -> tabular_fm.Model:
     return tabular_fm.Model(tabular_fm.read_weights(path))
 
 
@@ -80,7 +81,7 @@ def _fm(weights: str | PathLike | Weights | None) -> tabular_fm.Model:
     if isinstance(weights, Weights):
         return tabular_fm.Model(weights)
     path = tabular_fm.DEFAULT_PATH if weights is None else weights
-    return _fm_from_path(str(Path(path).resolve()))
+    return checkpoint_cache.load(path, _read_fm)
 
 
 def _foundation(model: dict[str, Any], prep: Prepared, clock) -> tuple[np.ndarray, dict]:

@@ -11,10 +11,9 @@ whole ensemble.
 
 from __future__ import annotations
 
-from functools import lru_cache
 from os import PathLike
-from pathlib import Path
 
+from .. import checkpoint_cache
 from .checkpoint import Checkpoint, convert, random_checkpoint, read_checkpoint, write_safetensors
 from .model import TabICLModel, fit_context, forward, predict_queries, stages
 from .predictor import NO_WEIGHTS, WHERE_WEIGHTS, Settings, check_task, predict
@@ -24,18 +23,16 @@ __all__ = ["NO_WEIGHTS", "WHERE_WEIGHTS", "Checkpoint", "Settings", "TabICLModel
            "random_checkpoint", "read_checkpoint", "stages", "write_safetensors"]
 
 
-@lru_cache(maxsize=4)
-def _load(path: str, mtime: float) -> TabICLModel:
+def _read_model(path: str) -> TabICLModel:
     checkpoint = read_checkpoint(path)
     return TabICLModel(checkpoint.config, checkpoint.tensors)
 
 
 def load(path: str | PathLike | None) -> TabICLModel:
     """The model of a checkpoint file (``.ckpt`` or converted ``.safetensors``), cached per
-    file and modification time; ``None`` raises the message saying where weights come from."""
+    file and modification time (:mod:`arenalite.models.checkpoint_cache`); ``None`` raises
+    the message saying where weights come from."""
     if path is None:
         raise ValueError(NO_WEIGHTS)
-    p = Path(path).resolve()
-    if not p.is_file():
-        raise ValueError(f"TabICL checkpoint {str(path)!r} does not exist; {WHERE_WEIGHTS}")
-    return _load(str(p), p.stat().st_mtime)
+    return checkpoint_cache.load(path, _read_model, f"TabICL checkpoint {str(path)!r} does "
+                                 f"not exist; {WHERE_WEIGHTS}")

@@ -17,10 +17,9 @@ distributions re-binned and averaged). The registry's model ``tabpfn`` runs it
 
 from __future__ import annotations
 
-from functools import lru_cache
 from os import PathLike
-from pathlib import Path
 
+from .. import checkpoint_cache
 from .checkpoint import (
     Checkpoint,
     convert,
@@ -45,17 +44,11 @@ __all__ = ["NO_WEIGHTS", "WHERE_WEIGHTS", "Checkpoint", "Context", "Settings", "
            "random_checkpoint", "read_checkpoint", "stages", "write_safetensors"]
 
 
-@lru_cache(maxsize=4)
-def _load(path: str, mtime: float) -> TabPFNModel:
-    return load(path)
-
-
 def load_cached(path: str | PathLike | None) -> TabPFNModel:
     """The model of a checkpoint file (``.ckpt`` or converted ``.safetensors``), cached per
-    file and modification time; ``None`` raises the message saying where weights come from."""
+    file and modification time (:mod:`arenalite.models.checkpoint_cache`); ``None`` raises
+    the message saying where weights come from."""
     if path is None:
         raise ValueError(NO_WEIGHTS)
-    p = Path(path).resolve()
-    if not p.is_file():
-        raise ValueError(f"TabPFN checkpoint {str(path)!r} does not exist; {WHERE_WEIGHTS}")
-    return _load(str(p), p.stat().st_mtime)
+    return checkpoint_cache.load(path, load, f"TabPFN checkpoint {str(path)!r} does not "
+                                 f"exist; {WHERE_WEIGHTS}")

@@ -1,0 +1,206 @@
+"""The modules every checkpoint model shares (docs/ARCHITECTURE.md, models/): the numpy
+operators, the safetensors header reader, the state-dict check and random draw, and the
+loader cache by path and modification time."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import struct
+
+import numpy as np
+import pytest
+from scipy import special
+
+from arenalite.models import checkpoint_cache, ops, safetensors, state_dict
+
+
+def _x(shape=(3, 5, 8), seed=0) -> np.ndarray:
+    return np.random.default_rng(seed).normal(0, 2, shape).astype(np.float32)
+
+
+# --- operators ----------------------------------------------------------------------------
+
+
+def test_operators_against_float64_formulas():
+    x = _x()
+    x64 = x.astype(np.float64)
+    before = x.copy()
+    np.testing.assert_allclose(ops.gelu(x), 0.5 * x64 * (1 + special.erf(x64 / math.sqrt(2))),
+                               rtol=1e-6, atol=1e-6)
+    tanh_form = 0.5 * x64 * (1 + np.tanh(math.sqrt(2 / math.pi) * (x64 + 0.044715 * x64 ** 3)))
+    np.testing.assert_allclose(ops.gelu_tanh(x), tanh_form, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(ops.silu(x), x64 / (1 + np.exp(-x64)), rtol=1e-6, atol=1e-6)
+    g = _x((3, 5, 8), 1)
+    np.testing.assert_allclose(ops.swiglu(g, x), g / (1 + np.exp(-g.astype(np.float64))) * x64,
+                               rtol=1e-5, atol=1e-5)
+    w, b = _x((8,), 2), _x((8,), 3)
+    centred = x64 - x64.mean(-1, keepdims=True)
+    ln = centred / np.sqrt((centred ** 2).mean(-1, keepdims=True) + 1e-5) * w + b
+    np.testing.assert_allclose(ops.layer_norm(x, w, b), ln, rtol=1e-5, atol=1e-5)
+    rms = x64 / np.sqrt((x64 ** 2).mean(-1, keepdims=True) + 1e-6) * w
+    np.testing.assert_allclose(ops.rms_norm(x, w, 1e-6), rms, rtol=1e-5, atol=1e-5)
+    weight, bias = _x((4, 8), 4), _x((4,), 5)
+    np.testing.assert_allclose(ops.linear(x, weight, bias), x64 @ weight.T + bias,
+                               rtol=1e-5, atol=1e-5)
+    assert np.array_equal(x, before)  # every operator but softmax leaves its input alone
+    for out in (ops.gelu(x), ops.gelu_tanh(x), ops.layer_norm(x, w, None), ops.rms_norm(x, None,
+                                                                                         1e-6)):
+        assert out.dtype == np.float32 and out.shape == x.shape
+
+
+def test_softmax_works_in_place_and_sums_to_one():
+    scores = _x()
+    want = np.exp(scores - scores.max(-1, keepdims=True))
+    want /= want.sum(-1, keepdims=True)
+    out = ops.softmax(scores)
+    assert out is scores
+    np.testing.assert_allclose(out, want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("interleaved", [False, True])
+def test_rotate_keeps_norms_and_moves_pairs(interleaved):
+    """RoPE is a rotation of each pair: norms stay; position 0 is unchanged; the pair of
+    position t is turned by t · freq."""
+    x = _x((2, 6, 8))
+    freqs = np.array([1.0, 0.5, 0.25, 0.125], dtype=np.float32)
+    out = ops.rotate(x, freqs, interleaved)
+    np.testing.assert_allclose(np.linalg.norm(out, axis=-1), np.linalg.norm(x, axis=-1),
+                               rtol=1e-5)
+    np.testing.assert_allclose(out[:, 0], x[:, 0], rtol=1e-6)
+    i, j = (2, 3) if interleaved else (1, 5)  # the pair of freqs[1]
+    angle = 3 * 0.5
+    a, b = x[:, 3, i], x[:, 3, j]
+    np.testing.assert_allclose(out[:, 3, i], a * np.cos(angle) - b * np.sin(angle), atol=1e-5)
+    np.testing.assert_allclose(out[:, 3, j], b * np.cos(angle) + a * np.sin(angle), atol=1e-5)
+
+
+def test_chunks_cover_the_rows_once():
+    assert ops.chunks(7, 3) == [slice(0, 3), slice(3, 6), slice(6, 7)]
+    assert ops.chunks(0, 3) == []
+    assert ops.chunks(2, 0) == [slice(0, 1), slice(1, 2)]
+
+
+# --- safetensors header -------------------------------------------------------------------
+
+
+def _file(tmp_path, tensors=None, metadata=None):
+    tensors = tensors or {"a": np.arange(6, dtype=np.float32).reshape(2, 3),
+                          "b": np.ones(4, dtype=np.float32)}
+    return safetensors.write(tmp_path / "w.safetensors", tensors, metadata or {"k": "v"})
+
+
+def _rewrite_header(path, edit):
+    data = path.read_bytes()
+    (n,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + n])
+    edit(header)
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    path.write_bytes(struct.pack("<Q", len(text)) + text + data[8 + n:])
+
+
+def test_read_header_reads_metadata_and_entries_only(tmp_path):
+    path = _file(tmp_path)
+    header = safetensors.read_header(path)
+    assert header.metadata == {"k": "v"}
+    assert header.entries["a"] == safetensors.Entry("F32", (2, 3), 0, 24)
+    assert header.entries["b"] == safetensors.Entry("F32", (4,), 24, 40)
+    assert header.data_start + 40 == path.stat().st_size
+
+
+@pytest.mark.parametrize("cut, message", [
+    (4, "is 4 bytes long"),
+    (20, r"declares a \d+-byte header but holds"),
+    (-4, "tensor 'b' ends at byte 40 of a 36-byte buffer"),
+])
+def test_read_header_refuses_truncated_files(tmp_path, cut, message):
+    path = _file(tmp_path)
+    path.write_bytes(path.read_bytes()[:cut])
+    with pytest.raises(ValueError, match=message):
+        safetensors.read_header(path)
+    with pytest.raises(ValueError, match=message):
+        safetensors.read(path)
+
+
+def test_read_header_refuses_a_lying_header(tmp_path):
+    path = _file(tmp_path)
+    _rewrite_header(path, lambda h: h["a"].update(shape=[3, 3]))
+    with pytest.raises(ValueError, match="tensor 'a' spans 24 bytes but shape"):
+        safetensors.read_header(path)
+    path = _file(tmp_path)
+    _rewrite_header(path, lambda h: h["b"].update(data_offsets=[8, 24]))
+    with pytest.raises(ValueError, match="tensors 'a' and 'b' overlap"):
+        safetensors.read_header(path)
+
+
+def test_dtypes_narrow_what_is_read(tmp_path):
+    path = _file(tmp_path)
+    _rewrite_header(path, lambda h: h["b"].update(dtype="F64", shape=[2]))
+    assert safetensors.read(path)[1]["b"].dtype == np.float32  # F64 read as float32
+    with pytest.raises(ValueError, match=r"'b' has dtype 'F64'; this reader takes \['F32'\]"):
+        safetensors.read_header(path, dtypes=("F32",))
+    with pytest.raises(ValueError, match="tensor 'b' has dtype 'F64'"):
+        safetensors.read(path, dtypes=("F32",))
+    with pytest.raises(ValueError, match="does not exist"):
+        safetensors.read_header(tmp_path / "nope.safetensors")
+
+
+# --- state dict ---------------------------------------------------------------------------
+
+
+def test_state_dict_check_names_the_culprit():
+    shapes = {"x.weight": (2, 3), "x.bias": (2,)}
+    good = {"x.bias": np.zeros(2), "x.weight": np.zeros((2, 3))}
+    assert list(state_dict.check(shapes, good, "f", "M")) == ["x.weight", "x.bias"]
+    with pytest.raises(ValueError, match=r"f: missing tensors \['x.bias'\] for its config "
+                                         r"\(M has 2 tensors\)"):
+        state_dict.check(shapes, {"x.weight": np.zeros((2, 3))}, "f", "M")
+    with pytest.raises(ValueError, match=r"unexpected tensors \['y', 'z'\]"):
+        state_dict.check(shapes, {**good, "y": np.zeros(1)}, "f", "M", unexpected=["z"])
+    with pytest.raises(ValueError, match=r"tensor 'x.bias' has shape \[3\], expected \[2\]"):
+        state_dict.check(shapes, {**good, "x.bias": np.zeros(3)}, "f", "M")
+
+
+def test_random_tensors_rule_and_seed():
+    shapes = {"a.weight": (4, 16), "n.weight": (4,), "a.bias": (4,), "tokens": (3, 4),
+              "freqs": (2,)}
+    t = state_dict.random_tensors(shapes, 7, {"freqs": np.array([1.0, 2.0])})
+    assert list(t) == list(shapes) and all(v.dtype == np.float32 for v in t.values())
+    assert np.array_equal(t["n.weight"], np.ones(4)) and np.array_equal(t["freqs"], [1, 2])
+    assert 0.1 < t["a.weight"].std() < 0.5  # normal(0, 1/4)
+    assert t["a.bias"].std() < 0.1 and t["tokens"].std() < 0.1
+    again = state_dict.random_tensors(shapes, 7, {"freqs": np.array([1.0, 2.0])})
+    assert all(np.array_equal(t[k], again[k]) for k in t)
+    for bad in (-1, True, 1.5):
+        with pytest.raises(ValueError, match="seed must be a non-negative integer"):
+            state_dict.random_tensors(shapes, bad)
+
+
+# --- the loader cache ---------------------------------------------------------------------
+
+
+def test_cache_reads_once_per_modification(tmp_path):
+    checkpoint_cache.clear()
+    path = tmp_path / "w.bin"
+    path.write_bytes(b"one")
+    reads = []
+
+    def reader(p: str) -> bytes:
+        reads.append(p)
+        with open(p, "rb") as f:
+            return f.read()
+
+    assert checkpoint_cache.load(path, reader) == b"one"
+    assert checkpoint_cache.load(str(path), reader) == b"one"
+    assert len(reads) == 1
+    path.write_bytes(b"two!")
+    stat = path.stat()
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
+    assert checkpoint_cache.load(path, reader) == b"two!"
+    assert len(reads) == 2
+    with pytest.raises(ValueError, match="weights file .*nope.* does not exist"):
+        checkpoint_cache.load(tmp_path / "nope", reader)
+    with pytest.raises(ValueError, match="^bring your own$"):
+        checkpoint_cache.load(tmp_path / "nope", reader, "bring your own")
