@@ -1,0 +1,107 @@
+"""In-context learning (``ICLearning``'s transformer): each row's representation (its CLS
+tokens, ``embed_dim · row_num_cls`` wide), the context rows' with their target's encoding
+added (a class's column of ``y_encoder.projection`` plus its bias, or the regression target
+through a 1 → hidden → D MLP), through ``icl_num_blocks`` blocks (no RoPE) in which every
+row attends to the context rows only.
+
+So the context's keys and values per block depend on the context alone: they are the ICL
+stage's KV cache (:func:`fit_context`), computed once per split; any block of query rows
+then goes through alone (:func:`query`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import threads
+from .layers import AttentionBlock, Block, as_float32, chunks, mlp
+
+SCRATCH_FLOATS = 1 << 25
+"""Attention scores one chunk of rows may hold at once (128 MiB)."""
+
+
+class ICLStage:
+    """The ICL transformer's tensors and settings, read from a checkpoint's config."""
+
+    def __init__(self, tensors: dict[str, np.ndarray], config: dict):
+        self.root = Block(tensors, "icl_predictor.")
+        self.heads = int(config["icl_nhead"])
+        self.is_classifier = bool(config["is_classifier"])
+        self.max_classes = int(config["max_classes"])
+        self.blocks = [AttentionBlock(self.root.sub(f"tf_icl.blocks.{i}"), self.heads)
+                       for i in range(int(config["icl_num_blocks"]))]
+
+    def target_encoding(self, y: np.ndarray) -> np.ndarray:
+        """Context targets (N,) → (N, D). A class outside 0 … max_classes − 1 encodes as
+        the bias alone (``OneHotAndLinear``'s all-zero one-hot)."""
+        if self.is_classifier:
+            w = self.root["y_encoder.projection.weight"]
+            b = self.root["y_encoder.projection.bias"]
+            yi = np.asarray(y).astype(np.int64)
+            inside = (yi >= 0) & (yi < self.max_classes)
+            out = np.where(inside[:, None], w.T[np.where(inside, yi, 0)], np.float32(0.0))
+            return (out + b).astype(np.float32)
+        return mlp(self.root.sub("y_encoder"), as_float32(y)[:, None])
+
+
+@dataclass
+class ICLContext:
+    """The context's keys and values per block, each (heads, N, d_head)."""
+
+    kv: list[tuple[np.ndarray, np.ndarray]]
+
+
+def _through(stage: ICLStage, block: AttentionBlock, h: np.ndarray,
+             kv: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """One block on rows ``h`` (M, D) over ``kv``: row chunks bounding the scores, spread
+    over the worker threads (rows are independent given the keys and values)."""
+    n = kv[0].shape[-2]
+    size = threads.spread(h.shape[0], SCRATCH_FLOATS // max(stage.heads * n, 1))
+    if h.shape[0] <= size:
+        return block(h, kv)
+    return np.concatenate(threads.map_chunks(lambda rows: block(h[rows], kv),
+                                             chunks(h.shape[0], size)))
+
+
+def _cache(block: AttentionBlock, h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The block's keys and values of the context rows ``h`` (N, D): one row chunk per
+    thread (a row's keys and values are its own)."""
+    parts = chunks(h.shape[0], math.ceil(h.shape[0] / threads.count()))
+    if len(parts) == 1:
+        return block.cache(h)
+    done = threads.map_chunks(lambda rows: block.cache(h[rows]), parts)
+    return (np.concatenate([k for k, _ in done], axis=-2),
+            np.concatenate([v for _, v in done], axis=-2))
+
+
+def fit_context(stage: ICLStage, r: np.ndarray, y: np.ndarray,
+                layer_ms: list[float] | None = None, clock=None,
+                last: bool = False) -> tuple[ICLContext, np.ndarray | None]:
+    """Context rows' representations (N, D) with targets (N,) → the per-block KV cache,
+    and (``last=True``) the context rows' own output of the last block."""
+    h = r + stage.target_encoding(y)
+    kv_all = []
+    for i, block in enumerate(stage.blocks):
+        start = clock() if layer_ms is not None else 0.0
+        kv = _cache(block, h)
+        kv_all.append(kv)
+        if last or i < len(stage.blocks) - 1:
+            h = _through(stage, block, h, kv)
+        if layer_ms is not None:
+            layer_ms[i] += (clock() - start) * 1e3
+    return ICLContext(kv_all), (h if last else None)
+
+
+def query(stage: ICLStage, context: ICLContext, r: np.ndarray,
+          layer_ms: list[float] | None = None, clock=None) -> np.ndarray:
+    """Query rows' representations (M, D) → the last block's output (M, D)."""
+    h = r
+    for i, (block, kv) in enumerate(zip(stage.blocks, context.kv, strict=True)):
+        start = clock() if layer_ms is not None else 0.0
+        h = _through(stage, block, h, kv)
+        if layer_ms is not None:
+            layer_ms[i] += (clock() - start) * 1e3
+    return h
