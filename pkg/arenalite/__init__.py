@@ -33,6 +33,8 @@ _PUBLIC = {
     "metrics": "metrics",
     "register_metric": "registry",
     "splits": "splits",
+    "tournament": "tournament",
+    "Suite": "tournament",
 }
 __all__ = sorted(_PUBLIC)
 

@@ -8,7 +8,9 @@ from typing import TextIO
 
 
 class Progress:
-    """Prints ``label [#####.....] k/n  elapsed`` to stderr, at most ~10 times a second.
+    """Prints ``label [#####.....] k/n  elapsed`` to stderr, at most ~10 times a second;
+    with ``eta=True`` also the estimated time left, and after it the ``status`` text last
+    given to :meth:`update` (the tournament's table and model running).
 
     The bar is drawn only on a terminal, never into a log file or a pipe (its ``\r``
     redraws would litter them). ``enabled=False`` turns it off even there (callers pass
@@ -16,8 +18,11 @@ class Progress:
     """
 
     def __init__(self, total: int, label: str, enabled: bool | None = None,
-                 stream: TextIO | None = None) -> None:
+                 stream: TextIO | None = None, eta: bool = False) -> None:
         self.total = max(int(total), 1)
+        self.eta = eta
+        self.status = ""
+        self._width = 0
         self.label = label
         self.stream = stream or sys.stderr
         self.enabled = enabled is not False and _is_terminal(self.stream)
@@ -25,16 +30,24 @@ class Progress:
         self._start = time.perf_counter()
         self._last = 0.0
 
-    def update(self, n: int = 1) -> None:
+    def update(self, n: int = 1, status: str | None = None) -> None:
         self.done = min(self.done + n, self.total)
+        if status is not None:
+            self.status = status
         now = time.perf_counter()
         if self.enabled and (now - self._last > 0.1 or self.done == self.total):
             self._last = now
             width = 30
             filled = int(width * self.done / self.total)
             bar = "#" * filled + "." * (width - filled)
-            self.stream.write(f"\r{self.label} [{bar}] {self.done}/{self.total} "
-                              f"{now - self._start:6.1f}s")
+            elapsed = now - self._start
+            text = f"\r{self.label} [{bar}] {self.done}/{self.total} {elapsed:6.1f}s"
+            if self.eta:
+                text += f"  ETA {eta_text(elapsed, self.done, self.total)}"
+            if self.status and self.done < self.total:
+                text += f"  {self.status}"
+            self.stream.write(text.ljust(self._width))
+            self._width = len(text)
             if self.done == self.total:
                 self.stream.write("\n")
             self.stream.flush()
@@ -46,6 +59,17 @@ class Progress:
         if self.enabled and self.done < self.total:
             self.stream.write("\n")
             self.stream.flush()
+
+
+def eta_text(elapsed: float, done: int, total: int) -> str:
+    """The time left at the pace so far, as ``m:ss`` (``h:mm:ss`` from an hour; ``?``
+    before the first item is done)."""
+    if done <= 0:
+        return "?"
+    left = int(round(elapsed / done * (total - done)))
+    hours, rest = divmod(left, 3600)
+    return (f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours
+            else f"{rest // 60}:{rest % 60:02d}")
 
 
 def _is_terminal(stream: TextIO) -> bool:

@@ -387,9 +387,10 @@ def _figure_for(result: Result, order: Sequence[str] | None) -> Callable[[], Any
 def write_report(benchmark: Benchmark, out: Path, run: Callable[[str], Result], *,
                  formats: Sequence[str] = ("png",), log: Callable[[str], None] = print,
                  source: str | None = None, style: str = "arenalite",
-                 webgpu_link: str | None = None) -> Path:
+                 webgpu_link: str | None = None, lead_html: str = "") -> Path:
     """Run every applicable method with ``run(name)``; write CSVs, figures and report.html
-    (the leaderboard's CSV in ``style``, see :func:`write_outputs`).
+    (the leaderboard's CSV in ``style``, see :func:`write_outputs`). ``lead_html`` is a
+    section shown before the methods' (the tournament's scorecard).
 
     A method that does not apply to these data (``ValueError``, e.g. profiles on
     negative scores) gets a short "not applicable" section instead. ``source`` names the
@@ -444,7 +445,8 @@ def write_report(benchmark: Benchmark, out: Path, run: Callable[[str], Result], 
             "<meta name='viewport' content='width=device-width, initial-scale=1'>"
             f"<title>{html.escape(title)}</title><style>{STYLE}</style></head><body>"
             f"<h1>{html.escape(title)}</h1>{origin}"
-            f"{summary_html(benchmark, results, tables, skipped)}{nav}{''.join(sections)}{last}"
+            f"{summary_html(benchmark, results, tables, skipped)}{nav}{lead_html}"
+            f"{''.join(sections)}{last}"
             f"<script>{SCRIPT}</script></body></html>")
     path = out / "report.html"
     path.write_text(page, encoding="utf-8")
