@@ -91,12 +91,13 @@ def test_column_options_rename_columns(tmp_path, seeded):
 
 
 def test_model_means_a_model_spec_everywhere():
-    """--model is the model to run (run); the column option is --model-col in every command."""
+    """--model is the model to run (run, tournament); the column option is --model-col in
+    every command."""
     parser = build_parser()
     commands = parser._subparsers._group_actions[0].choices
     for name, sub in commands.items():
         flags = {flag for action in sub._actions for flag in action.option_strings}
-        if name == "run":
+        if name in ("run", "tournament"):
             assert "--model" in flags
         else:
             assert "--model" not in flags, name
