@@ -130,8 +130,8 @@ def _date_columns(series: pd.Series, fill: object) -> list[np.ndarray]:
 
 
 def _numbers(frame: pd.DataFrame, name: str) -> np.ndarray:
-    values = np.column_stack([frame[c].to_numpy(dtype=np.float64, na_value=np.nan)
-                              for c in frame.columns])
+    values = np.asfortranarray(np.column_stack(  # column-major, as sklearn receives a frame:
+        [frame[c].to_numpy(dtype=np.float64, na_value=np.nan) for c in frame.columns]))
     bad = np.isinf(values)
     if bad.any():
         row, col = (int(i) for i in np.argwhere(bad)[0])

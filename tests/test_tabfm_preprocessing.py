@@ -1,0 +1,171 @@
+"""Google TabFM's preprocessing and ensemble (arenalite.models.tabfm.preprocessing /
+.ensemble) against what ``tabfm`` 1.0.1's wrappers computed
+(scripts/make_tabfm_wrapper_fixtures.py, tests/data/tabfm/wrappers/): the numeric table
+of a DataFrame, the unique filter, every member's draws, the fitted pipelines and the
+model's inputs, bit for bit or to float64 round-off; and the aggregation from the
+package's own member outputs.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from arenalite.models.tabfm import ensemble as E
+from arenalite.models.tabfm import preprocessing as P
+
+DATA = Path(__file__).parent / "data" / "tabfm" / "wrappers"
+CASES = json.loads((DATA / "cases.json").read_text())["cases"]
+
+
+def frames(case: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The case's context and query DataFrames, each column in its recorded dtype."""
+    out = []
+    for part in ("train", "test"):
+        cols = {}
+        for name, col in case["frame"].items():
+            dtype, cells = col["dtype"], col[part]
+            if dtype.startswith("datetime64"):
+                cols[name] = pd.to_datetime(pd.Series(cells, dtype=object))
+            elif dtype == "category":
+                cols[name] = pd.Series(cells, dtype=object).astype("category")
+            elif dtype in ("object", "str"):
+                cols[name] = pd.Series(cells, dtype=object)
+            else:
+                cols[name] = pd.Series([np.nan if v is None else v for v in cells]).astype(dtype)
+        out.append(pd.DataFrame(cols))
+    return out[0], out[1]
+
+
+def tables(name: str) -> tuple[np.ndarray, np.ndarray, int]:
+    case = CASES[name]
+    if case["kind"] == "array":
+        return np.array(case["x_train"]), np.array(case["x_test"]), 0
+    return tuple(P.numeric_table(*frames(case)))
+
+
+def settings(case: dict) -> E.Settings:
+    keys = ("n_estimators", "softmax_temperature", "average_logits", "random_state",
+            "outlier_threshold", "max_num_features")
+    return E.settings_from({k: v for k, v in case["options"].items() if k in keys})
+
+
+@pytest.mark.parametrize("name", [n for n, c in CASES.items() if c["kind"] == "frame"])
+def test_numeric_table_is_transform_to_numerical(name: str) -> None:
+    ref = np.load(DATA / f"{name}.npz")
+    train, test, n_cat = tables(name)
+    assert n_cat == int(ref["n_categorical"])
+    np.testing.assert_array_equal(train, ref["numeric_train"])
+    np.testing.assert_array_equal(test, ref["numeric_test"])
+
+
+def test_categories_in_appearance_order_rare_unseen_and_missing_are_minus_one() -> None:
+    train = pd.DataFrame({"c": ["b", "a", "b", None, "a", "z", "nan", "nan"], "x": range(8)})
+    test = pd.DataFrame({"c": ["a", "b", "z", "q", None], "x": range(5)})
+    out = P.numeric_table(train, test)
+    assert out.n_categorical == 1
+    np.testing.assert_array_equal(out.train[:, 0], [0, 1, 0, -1, 1, -1, -1, -1])
+    np.testing.assert_array_equal(out.test[:, 0], [1, 0, -1, -1, -1])
+
+
+def test_numbers_mean_imputed_and_all_missing_column_dropped() -> None:
+    train = pd.DataFrame({"a": [1.0, np.nan, 3.0], "b": [np.nan] * 3, "c": [True, False, True]})
+    test = pd.DataFrame({"a": [np.nan], "b": [1.0], "c": [False]})
+    out = P.numeric_table(train, test)
+    np.testing.assert_array_equal(out.train, [[1, 1], [2, 0], [3, 1]])
+    np.testing.assert_array_equal(out.test, [[2, 0]])
+    with pytest.raises(ValueError, match="column 'a' has an infinite value inf in row 1"):
+        P.numeric_table(pd.DataFrame({"a": [1.0, np.inf]}), pd.DataFrame({"a": [1.0]}))
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_members_and_inputs_are_the_packages(name: str) -> None:
+    case, ref = CASES[name], np.load(DATA / f"{name}.npz")
+    train, test, n_cat = tables(name)
+    plan = E.fit_members(train, np.array(case["y_train"]), case["task"], n_cat, settings(case))
+    np.testing.assert_array_equal(plan.features, ref["features_kept"])
+    np.testing.assert_array_equal(plan.patterns, ref["patterns"])
+    np.testing.assert_array_equal(plan.offsets, ref["offsets"])
+    assert list(plan.methods) == ref["methods"].tolist()
+    kept_test = test[:, plan.features]
+    for method, fit in plan.pipelines.items():
+        np.testing.assert_allclose(fit.x_train, ref[f"pipeline_{method}_train"], rtol=1e-12,
+                                   atol=1e-12)
+        np.testing.assert_allclose(P.transform(fit, kept_test), ref[f"pipeline_{method}_test"],
+                                   rtol=1e-12, atol=1e-12)
+    inputs = E.member_inputs(plan, test)
+    np.testing.assert_array_equal(inputs.x, ref["xs"].astype(np.float32))
+    np.testing.assert_array_equal(inputs.y_train, ref["ys"].astype(np.float32))
+    np.testing.assert_array_equal(inputs.d, ref["ds"])
+    np.testing.assert_array_equal(inputs.cat_mask, ref["cat_masks"])
+    if case["task"] == "regression":
+        assert plan.y_mean == pytest.approx(float(ref["y_mean"][0]), rel=1e-15)
+        assert plan.y_scale == pytest.approx(float(ref["y_scale"][0]), rel=1e-15)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_aggregation_of_the_packages_member_outputs(name: str) -> None:
+    """From the package's own (un-shifted) member outputs, shifted back to what the model
+    returned, the aggregation gives the wrapper's prediction to float32 round-off."""
+    case, ref = CASES[name], np.load(DATA / f"{name}.npz")
+    train, _, n_cat = tables(name)
+    s = settings(case)
+    plan = E.fit_members(train, np.array(case["y_train"]), case["task"], n_cat, s)
+    raw = ref["raw"]
+    if case["task"] == "regression":
+        out = E.aggregate_regression(raw[..., np.newaxis], plan)
+        np.testing.assert_allclose(out, ref["output"], rtol=0, atol=1e-6 * np.std(case["y_train"]))
+        return
+    c = raw.shape[-1]
+    index = (np.arange(c)[None, :] - plan.offsets[:, None]) % c  # the model's shifted order
+    shifted = np.take_along_axis(raw, index[:, None, :], axis=2)
+    np.testing.assert_array_equal(E.unshift(shifted, plan.offsets), raw)
+    out = E.aggregate_proba(shifted, plan, s.softmax_temperature, s.average_logits)
+    np.testing.assert_allclose(out, ref["output"], rtol=0, atol=1e-6)
+
+
+def test_shuffles_cycle_when_fewer_permutations_than_members() -> None:
+    members = E.draw_members(2, 3, E.Settings(n_estimators=5))
+    assert [m[0] for m in members] == ["none"] * 3 + ["power"] * 2
+    assert sorted(tuple(m[1]) for m in members) == [(0, 1)] * 3 + [(1, 0)] * 2 or \
+        sorted(tuple(m[1]) for m in members) == [(0, 1)] * 2 + [(1, 0)] * 3
+
+
+def test_too_many_classes_refused_with_the_packages_message() -> None:
+    x = np.random.default_rng(0).normal(size=(30, 3))
+    with pytest.raises(ValueError, match=r"The number of classes \(11\) exceeds the maximum "
+                                         r"number of classes \(10\) supported by the model"):
+        E.fit_members(x, np.arange(30) % 11, "multiclass", max_classes=10)
+
+
+def test_nan_in_an_array_refused_as_the_package_does() -> None:
+    x = np.ones((4, 2))
+    x[2, 1] = np.nan
+    with pytest.raises(ValueError, match="non-finite value nan in row 2, column 1"):
+        E.fit_members(x, np.array([0, 1, 0, 1]), "binary")
+
+
+@pytest.mark.parametrize(("option", "value"), [
+    ("norm_methods", ["none", "quantile"]), ("norm_methods", "robust"),
+    ("permute_categorical", True), ("max_num_rows", 100), ("n_feature_crosses", "sqrt"),
+    ("n_svd_features", "sqrt"), ("total_svd_pool", 8), ("enable_nnls", True),
+    ("binary_calibration_method", "platt"), ("multiclass_calibration_method", "vector"),
+    ("cat_encoder_mode", "frequency"), ("ensemble", True)])
+def test_unported_options_refused_by_name(option: str, value: object) -> None:
+    with pytest.raises(ValueError, match=f"tabfm option {option}=.* is not ported"):
+        E.settings_from({option: value})
+
+
+def test_ported_and_ignored_options() -> None:
+    assert E.settings_from({}) == E.Settings()
+    s = E.settings_from({"norm_methods": "power", "batch_size": 4, "use_amp": False,
+                         "class_shift": False, "max_num_features": None})
+    assert s.norm_methods == ("power",) and not s.class_shift and s.max_num_features is None
+    with pytest.raises(ValueError, match="unknown tabfm option 'zz'"):
+        E.settings_from({"zz": 1})
+    with pytest.raises(ValueError, match="'n_estimators' must be an integer ≥ 1, got 0"):
+        E.settings_from({"n_estimators": 0})
