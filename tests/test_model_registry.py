@@ -31,7 +31,7 @@ def unknown_message(name: str) -> str:
 def test_every_registry_model_is_reachable_from_python() -> None:
     names = [e["name"] for e in json.loads(registry.PATH.read_text())["models"]]
     assert list(models.MODELS) == list(registry.REGISTRY) == names
-    assert set(models.REFERENCES) == set(names)
+    assert all(callable(models.reference(name)) for name in names)
     x = np.random.default_rng(0).normal(size=(30, 3))
     y = (x[:, 0] > 0).astype(int)
     for name in names:
@@ -74,6 +74,64 @@ def test_registry_file_is_checked_on_load(tmp_path: Path) -> None:
     bad.write_text(json.dumps(data))
     with pytest.raises(ValueError, match=r"unknown limits \['rows'\]"):
         registry.load(bad)
+
+
+def test_what_a_model_is_comes_from_its_entry() -> None:
+    """The lists a new model once had to join are registry keys (docs/ARCHITECTURE.md)."""
+    assert models.SPREAD_MODELS == registry.with_flag("spread") == ("tabular_fm", "tabicl",
+                                                                    "tabpfn")
+    assert models.MISSING_CELL_MODELS == registry.with_flag("missing_cells") == ("tabpfn",)
+    for key in registry.FUNCTIONS:
+        for name in registry.with_function(key):
+            assert callable(registry.function(name, key)), (name, key)
+    assert registry.with_function("convert") == ("tabicl", "tabpfn")
+    assert registry.function("knn", "convert") is None
+    from arenalite.models import encoding
+
+    assert tuple(encoding.ENCODINGS) == registry.ENCODINGS
+    from arenalite.cli import build_parser
+
+    convert = build_parser().commands["convert"]
+    choices = next(a.choices for a in convert._actions if a.dest == "model")
+    assert list(choices) == ["tabicl", "tabpfn"]
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"colour": "red"}, r"unknown keys \['colour'\]"),
+    ({"spread": "yes"}, "'spread' must be true or false"),
+    ({"missing_cells": 1}, "'missing_cells' must be true or false"),
+    ({"reference": "knn_output"}, "'reference' must name a function as 'arenalite.module:"),
+    ({"convert": "os:remove"}, "'convert' must name a function"),
+    ({"context": "arenalite.models:_context"}, "'context' must name a function"),
+    ({"encoding": "onehot"}, r"encoding must be one of \['tabicl', 'common', 'tabpfn'\] or"),
+])
+def test_bad_entry_keys_are_refused(change: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        registry._check_entry({**registry.REGISTRY["knn"], **change}, 0)
+    entry = dict(registry.REGISTRY["knn"])
+    del entry["reference"]
+    with pytest.raises(ValueError, match=r"lacks \['reference'\]"):
+        registry._check_entry(entry, 0)
+
+
+def test_a_model_may_name_its_own_encoding_function(monkeypatch) -> None:
+    import pandas as pd
+
+    from arenalite.models import encoding
+
+    frame = pd.DataFrame({"a": [1.0, np.nan, 3.0, 4.0], "c": ["x", "y", "x", None]})
+    common = encoding.encode_table("knn", frame, frame)
+    tables = encoding.encode_table("tabpfn", frame, frame)
+    monkeypatch.setitem(registry.REGISTRY, "knn", {**registry.REGISTRY["knn"],
+                        "encoding": "arenalite.models.encoding:common_encoding"})
+    own = encoding.encode_table("knn", frame, frame)
+    assert own[2] is None and all(np.array_equal(a, b, equal_nan=True)
+                                  for a, b in zip(own[:2], common[:2], strict=True))
+    monkeypatch.setitem(registry.REGISTRY, "knn", {**registry.REGISTRY["knn"],
+                        "encoding": "arenalite.models.encoding:tabpfn_table"})
+    own = encoding.encode_table("knn", frame, frame)
+    assert own[2] == tables[2]
+    assert np.array_equal(encoding.encode("knn", frame, frame)[0], tables[0], equal_nan=True)
 
 
 def test_the_bridge_reads_the_same_file() -> None:

@@ -6,6 +6,7 @@ import { readFileSync } from "node:fs";
 import { test } from "node:test";
 import { modelFromInputs, paramInput } from "../page/model_form.js";
 import { IMPLEMENTATIONS, MODELS, REGISTRY, checkLimits, checkModel, checkTask } from "../src/index.js";
+import { ENCODINGS, modelEncoding } from "../src/encoding.js";
 import { REFERENCES } from "./reference.js";
 
 const PYTHON = new URL("../../pkg/arenalite/models/registry.json", import.meta.url);
@@ -72,4 +73,18 @@ test("tasks and limits come from the registry", () => {
   assert.throws(() => checkLimits("icl_transformer", { features: 33 }, { d_in: 32 }),
     { message: "icl_transformer takes at most 32 features (the weights' d_in), got 33" });
   assert.doesNotThrow(() => checkLimits("icl_transformer", { features: 33 }));
+});
+
+test("the registry's Python-side keys leave the bridge's entries usable", () => {
+  // reference/context/convert name Python functions, spread/missing_cells are flags, and the
+  // top-level encodings list the shared encodings (tests/test_model_registry.py checks them);
+  // a model the bridge runs must take an encoding that src/encoding.js implements.
+  const file = JSON.parse(readFileSync(PYTHON, "utf8"));
+  assert.ok(file.encodings.includes("tabicl") && file.encodings.includes("common"));
+  for (const entry of REGISTRY) {
+    assert.ok(ENCODINGS.includes(modelEncoding(entry.name)), entry.name);
+    assert.match(entry.reference, /^arenalite(\.\w+)*:\w+$/);
+    for (const key of ["spread", "missing_cells"]) assert.ok([undefined, true, false].includes(entry[key]));
+    assert.deepEqual(checkModel({ name: entry.name }).name, entry.name);
+  }
 });

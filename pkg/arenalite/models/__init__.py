@@ -9,6 +9,7 @@ docs/models.md are binding: the WebGPU bridge reproduces these outputs within 1e
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from os import PathLike
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from . import checkpoint_cache, encoding, registry, tabicl, tabpfn, tabular_fm, transformer
+from . import checkpoint_cache, encoding, registry, tabular_fm, transformer
 from .attention import attention_output, attention_weights
 from .knn import knn_output, neighbours
 from .preprocess import TASKS, Prepared, prepare
@@ -27,10 +28,11 @@ MODELS: dict[str, dict[str, Any]] = {name: registry.defaults(name) for name in r
 WEBGPU_MODELS = tuple(n for n in registry.REGISTRY if "webgpu" in registry.runners(n))
 """The models the WebGPU bridge and the timing page run (the registry's ``runners``)."""
 COMMON_KEYS = registry.COMMON_KEYS
-SPREAD_MODELS = ("tabular_fm", "tabicl", "tabpfn")
-"""Models whose regression head gives a Gaussian spread besides the mean."""
-MISSING_CELL_MODELS = ("tabpfn",)
-"""Models that take NaN cells as they are (their own preprocessing handles them)."""
+SPREAD_MODELS = registry.with_flag("spread")
+"""Models whose regression head gives a Gaussian spread besides the mean (``spread``)."""
+MISSING_CELL_MODELS = registry.with_flag("missing_cells")
+"""Models that take NaN cells as they are, their own preprocessing handles them
+(``missing_cells``)."""
 
 __all__ = ["MODELS", "TASKS", "WEBGPU_MODELS", "Weights", "check_model", "model_label", "predict",
            "predict_distribution", "predict_timed", "read_weights", "write_weights"]
@@ -67,7 +69,7 @@ def _params(weights: str | PathLike | Weights | None) -> transformer.Params:
                                  f"weights manifest {str(path)!r} does not exist")
 
 
-def _transformer(model: dict[str, Any], prep: Prepared, clock) -> tuple[np.ndarray, dict]:
+def transformer_reference(model: dict[str, Any], prep: Prepared, clock) -> tuple[np.ndarray, dict]:
     params = _params(model["weights"])
     registry.check_limits("icl_transformer", _sizes(prep), params.config)
     return transformer.forward_cached(params, prep, clock)
@@ -84,63 +86,28 @@ def _fm(weights: str | PathLike | Weights | None) -> tabular_fm.Model:
     return checkpoint_cache.load(path, _read_fm)
 
 
-def _foundation(model: dict[str, Any], prep: Prepared, clock) -> tuple[np.ndarray, dict]:
+def foundation_reference(model: dict[str, Any], prep: Prepared, clock) -> tuple[np.ndarray, dict]:
     fm = _fm(model["weights"])
     registry.check_limits("tabular_fm", _sizes(prep), fm.config)
     return tabular_fm.forward(fm, prep, clock)
 
 
-def _tabicl(model: dict[str, Any], prep: Prepared, clock) -> tuple[np.ndarray, dict]:
-    """TabICL from the user's checkpoint: the package's own preprocessing and ensemble on
-    the raw (validated, unstandardized) features (docs/models.md)."""
-    net = tabicl.load(model["weights"])
-    tabicl.check_task(net, prep.task, f"checkpoint {str(model['weights'])!r}")
-    settings = tabicl.Settings(**{k: model[k] for k in (
-        "n_estimators", "softmax_temperature", "outlier_threshold", "random_state")})
-    return tabicl.predict(net, prep.raw_train, prep.y_train, prep.raw_test, prep.task,
-                          prep.n_classes, settings, clock)
-
-
-GAUSSIAN_SIGMA_LEVELS = (0.15865525393145707, 0.8413447460685429)
-"""Φ(−1) and Φ(1): half the distance between these quantiles is a Gaussian's σ."""
-
-
-def _tabpfn(model: dict[str, Any], prep: Prepared, clock) -> tuple[np.ndarray, dict]:
-    """TabPFN v3 from the user's checkpoint: the package's own preprocessing, ensemble and
-    aggregation on the raw (validated, NaN-keeping) features and a DataFrame's declared
-    categorical columns (``prep.categorical_indices``; docs/models.md, "`tabpfn`").
-    Regression: the mean and, as spread, half the distance between the bar distribution's
-    Φ(−1) and Φ(1) quantiles. One ``layers`` entry: the whole ensemble."""
-    net = tabpfn.load_cached(model["weights"])
-    tabpfn.check_task(net, prep.task, f"checkpoint {str(model['weights'])!r}")
-    settings = tabpfn.Settings(**{k: model[k] for k in (
-        "n_estimators", "softmax_temperature", "random_state", "average_before_softmax",
-        "balance_probabilities")})
-    t0 = clock()
-    if prep.task == "regression":
-        out = tabpfn.predict_regression(net, prep.raw_train, prep.y_train, prep.raw_test,
-                                        settings, "main", list(GAUSSIAN_SIGMA_LEVELS),
-                                        categorical_indices=prep.categorical_indices)
-        low, high = out["quantiles"]
-        output = np.column_stack([out["mean"], (high - low) / 2])
-    else:
-        output = tabpfn.predict_proba(net, prep.raw_train, prep.y_train, prep.raw_test,
-                                      prep.n_classes, settings,
-                                      categorical_indices=prep.categorical_indices)
-    return output, {"embed": 0.0, "layers": [(clock() - t0) * 1e3], "head": 0.0}
-
-
-def _context(model: dict[str, Any], x_train: Any, y_train: Any) -> tuple[Any, Any]:
-    """The context rows a model sees: tabular_fm keeps at most its weights' max_context
-    (the seeded rule of :func:`tabular_fm.context_rows`); the others see every row."""
-    if model["name"] != "tabular_fm":
-        return x_train, y_train
+def foundation_context(model: dict[str, Any], x_train: Any, y_train: Any) -> tuple[Any, Any]:
+    """tabular_fm's context rows (its registry ``context``): at most its weights'
+    max_context, the seeded rule of :func:`tabular_fm.context_rows`."""
     limit = _fm(model["weights"]).config["max_context"]
     rows = x_train if encoding.is_frame(x_train) else np.asarray(x_train)
     return tabular_fm.subsample(rows, np.asarray(y_train), limit)
 
 
-def _distance(model: dict[str, Any], prep: Prepared, clock) -> tuple[np.ndarray, dict]:
+def _context(model: dict[str, Any], x_train: Any, y_train: Any) -> tuple[Any, Any]:
+    """The context rows a model sees: its registry entry's ``context`` function when it
+    names one, else every row."""
+    pick = registry.function(model["name"], "context")
+    return (x_train, y_train) if pick is None else pick(model, x_train, y_train)
+
+
+def distance_reference(model: dict[str, Any], prep: Prepared, clock) -> tuple[np.ndarray, dict]:
     t0 = clock()
     if model["name"] == "knn":
         found = neighbours(prep.x_test, prep.x_train, int(model["k"]))
@@ -160,11 +127,12 @@ def _sizes(prep: Prepared) -> dict[str, int | None]:
             "context_rows": prep.x_train.shape[0]}
 
 
-REFERENCES = {"knn": _distance, "attention": _distance, "icl_transformer": _transformer,
-              "tabular_fm": _foundation, "tabicl": _tabicl, "tabpfn": _tabpfn}
-"""Model name → its numpy reference ``(model, prepared data, clock) → (output, timings)``;
-one entry per registry model (a test checks it). Fixed limits are checked before it runs;
-a model with weights checks the limits its weights' config sets."""
+def reference(name: str) -> Callable[..., tuple[np.ndarray, dict]]:
+    """Model ``name``'s numpy reference ``(model, prepared data, clock) → (output,
+    timings)``: the function its registry entry names as ``reference``. Fixed limits are
+    checked before it runs; a model with weights checks the limits its weights' config
+    sets."""
+    return registry.function(name, "reference")
 
 
 def predict_timed(model: dict[str, Any], X_train: Any, y_train: Any, X_test: Any, task: str,
@@ -189,12 +157,12 @@ def _predict_full(model, X_train, y_train, X_test, task, n_classes):
     X_train, y_train = _context(model, X_train, y_train)
     X_train, X_test, categorical = encoding.encode_table(model["name"], X_train, X_test)
     prep = replace(prepare(X_train, y_train, X_test, task, n_classes,
-                           allow_nan=model["name"] in MISSING_CELL_MODELS),
+                           allow_nan=registry.flag(model["name"], "missing_cells")),
                    categorical_indices=categorical)
     registry.check_task(model["name"], task)
     prep_ms = (clock() - t0) * 1e3
     registry.check_limits(model["name"], _sizes(prep))
-    output, timings = REFERENCES[model["name"]](model, prep, clock)
+    output, timings = reference(model["name"])(model, prep, clock)
     timings["embed"] += prep_ms
     timings["total"] = timings["embed"] + sum(timings["layers"]) + timings["head"]
     return output, timings

@@ -322,33 +322,46 @@ def tabpfn_encoding(train: pd.DataFrame, test: pd.DataFrame) -> tuple[np.ndarray
 
 
 ENCODINGS = {"tabicl": tabicl_encoding, "common": common_encoding, "tabpfn": tabpfn_encoding}
-"""The encodings by the name a model's registry entry gives as its ``encoding``."""
+"""The shared encodings by the name a model's registry entry gives as its ``encoding``
+(registry.json's ``encodings`` lists these names; a test checks both agree)."""
 
 
 def model_encoding(model_name: str) -> str:
-    """The name of the encoding model ``model_name`` takes: its registry entry's
-    ``encoding`` (registry.json, which the WebGPU bridge's ``encoding.js`` reads too)."""
+    """The encoding model ``model_name`` takes: its registry entry's ``encoding``
+    (registry.json, which the WebGPU bridge's ``encoding.js`` reads too), a shared
+    encoding's name or a model's own function as ``"module:function"``."""
     return registry.entry(model_name)["encoding"]
 
 
 TABLES = {"tabpfn": tabpfn_table}
-"""The encodings that also declare categorical columns to the model, by name."""
+"""The shared encodings that also declare categorical columns to the model, by name."""
+
+
+def _encoder(model_name: str, table: bool) -> Any:
+    """The function that encodes a DataFrame pair for ``model_name``: a shared encoding
+    (from :data:`TABLES` when ``table``), or the function its entry names. A model's own
+    function returns ``(train, test)`` or ``(train, test, categorical indices)``."""
+    name = model_encoding(model_name)
+    if name in ENCODINGS:
+        return TABLES[name] if table and name in TABLES else ENCODINGS[name]
+    return registry.function(model_name, "encoding")
 
 
 def encode(model_name: str, train: Any, test: Any) -> tuple[Any, Any]:
     """The model's encoding of DataFrames; arrays pass through unchanged."""
     if not (is_frame(train) or is_frame(test)):
         return train, test
-    return ENCODINGS[model_encoding(model_name)](train, test)
+    return tuple(_encoder(model_name, False)(train, test))[:2]
 
 
 def encode_table(model_name: str, train: Any, test: Any) -> tuple[Any, Any, list[int] | None]:
     """:func:`encode`, and the categorical column indices the model is given: a list for
-    DataFrames under an encoding in :data:`TABLES` (tabpfn's), else None."""
-    name = model_encoding(model_name)
-    if name not in TABLES or not (is_frame(train) or is_frame(test)):
-        return (*encode(model_name, train, test), None)
-    return tuple(TABLES[name](train, test))
+    DataFrames under an encoding that declares them (tabpfn's :data:`TABLES`, or a model's
+    own function returning three values), else None."""
+    if not (is_frame(train) or is_frame(test)):
+        return train, test, None
+    out = tuple(_encoder(model_name, True)(train, test))
+    return (*out, None) if len(out) == 2 else out
 
 
 __all__ = ["ENCODINGS", "MAX_ONE_HOT_LEVELS", "TABLES", "TABPFN_MAX_LEVELS", "TabPFNTable",

@@ -12,15 +12,19 @@ whole ensemble.
 from __future__ import annotations
 
 from os import PathLike
+from typing import Any
+
+import numpy as np
 
 from .. import checkpoint_cache
+from ..preprocess import Prepared
 from .checkpoint import Checkpoint, convert, random_checkpoint, read_checkpoint, write_safetensors
 from .model import TabICLModel, fit_context, forward, predict_queries, stages
 from .predictor import NO_WEIGHTS, WHERE_WEIGHTS, Settings, check_task, predict
 
 __all__ = ["NO_WEIGHTS", "WHERE_WEIGHTS", "Checkpoint", "Settings", "TabICLModel", "check_task",
            "convert", "fit_context", "forward", "load", "predict", "predict_queries",
-           "random_checkpoint", "read_checkpoint", "stages", "write_safetensors"]
+           "random_checkpoint", "read_checkpoint", "reference", "stages", "write_safetensors"]
 
 
 def _read_model(path: str) -> TabICLModel:
@@ -36,3 +40,15 @@ def load(path: str | PathLike | None) -> TabICLModel:
         raise ValueError(NO_WEIGHTS)
     return checkpoint_cache.load(path, _read_model, f"TabICL checkpoint {str(path)!r} does "
                                  f"not exist; {WHERE_WEIGHTS}")
+
+
+def reference(model: dict[str, Any], prep: Prepared, clock) -> tuple[np.ndarray, dict]:
+    """The registry's ``tabicl`` (its ``reference``): TabICL from the user's checkpoint, the
+    package's own preprocessing and ensemble on the raw (validated, unstandardized) features
+    (docs/models.md)."""
+    net = load(model["weights"])
+    check_task(net, prep.task, f"checkpoint {str(model['weights'])!r}")
+    settings = Settings(**{k: model[k] for k in (
+        "n_estimators", "softmax_temperature", "outlier_threshold", "random_state")})
+    return predict(net, prep.raw_train, prep.y_train, prep.raw_test, prep.task,
+                   prep.n_classes, settings, clock)

@@ -18,8 +18,12 @@ distributions re-binned and averaged). The registry's model ``tabpfn`` runs it
 from __future__ import annotations
 
 from os import PathLike
+from typing import Any
+
+import numpy as np
 
 from .. import checkpoint_cache
+from ..preprocess import Prepared
 from .checkpoint import (
     Checkpoint,
     convert,
@@ -41,7 +45,10 @@ from .predictor import (
 __all__ = ["NO_WEIGHTS", "WHERE_WEIGHTS", "Checkpoint", "Context", "Settings", "TabPFNModel",
            "check_task", "convert", "expected_shapes", "fit_context", "forward", "load",
            "load_cached", "predict_proba", "predict_queries", "predict_regression",
-           "random_checkpoint", "read_checkpoint", "stages", "write_safetensors"]
+           "random_checkpoint", "read_checkpoint", "reference", "stages", "write_safetensors"]
+
+GAUSSIAN_SIGMA_LEVELS = (0.15865525393145707, 0.8413447460685429)
+"""Φ(−1) and Φ(1): half the distance between these quantiles is a Gaussian's σ."""
 
 
 def load_cached(path: str | PathLike | None) -> TabPFNModel:
@@ -52,3 +59,29 @@ def load_cached(path: str | PathLike | None) -> TabPFNModel:
         raise ValueError(NO_WEIGHTS)
     return checkpoint_cache.load(path, load, f"TabPFN checkpoint {str(path)!r} does not "
                                  f"exist; {WHERE_WEIGHTS}")
+
+
+def reference(model: dict[str, Any], prep: Prepared, clock) -> tuple[np.ndarray, dict]:
+    """The registry's ``tabpfn`` (its ``reference``): TabPFN v3 from the user's checkpoint,
+    the package's own preprocessing, ensemble and aggregation on the raw (validated,
+    NaN-keeping) features and a DataFrame's declared categorical columns
+    (``prep.categorical_indices``; docs/models.md, "`tabpfn`"). Regression: the mean and, as
+    spread, half the distance between the bar distribution's Φ(−1) and Φ(1) quantiles. One
+    ``layers`` entry: the whole ensemble."""
+    net = load_cached(model["weights"])
+    check_task(net, prep.task, f"checkpoint {str(model['weights'])!r}")
+    settings = Settings(**{k: model[k] for k in (
+        "n_estimators", "softmax_temperature", "random_state", "average_before_softmax",
+        "balance_probabilities")})
+    t0 = clock()
+    if prep.task == "regression":
+        out = predict_regression(net, prep.raw_train, prep.y_train, prep.raw_test, settings,
+                                 "main", list(GAUSSIAN_SIGMA_LEVELS),
+                                 categorical_indices=prep.categorical_indices)
+        low, high = out["quantiles"]
+        output = np.column_stack([out["mean"], (high - low) / 2])
+    else:
+        output = predict_proba(net, prep.raw_train, prep.y_train, prep.raw_test,
+                               prep.n_classes, settings,
+                               categorical_indices=prep.categorical_indices)
+    return output, {"embed": 0.0, "layers": [(clock() - t0) * 1e3], "head": 0.0}
