@@ -490,8 +490,8 @@ def build_parser() -> argparse.ArgumentParser:
     splits = sub.add_parser("splits", help="persist the splits of bundled datasets or table "
                                            "files as JSON", parents=[common, table_flags])
     splits.add_argument("datasets", nargs="+", metavar="TABLE",
-                        help="bundled dataset names or table files (.csv, .csv.gz, .tsv, "
-                             ".parquet)")
+                        help="bundled dataset names, table files (.csv, .csv.gz, .tsv, "
+                             ".parquet) or suite files (.toml, .json)")
     splits.add_argument("--kind", choices=["adaptive", "kfold", "random"], default="adaptive",
                         help="adaptive: SPEC §6's 3-fold rule; kfold: repeated stratified k-fold "
                              "(the gate protocol's 2 × 5); random: repeated stratified random "
@@ -514,7 +514,7 @@ def build_parser() -> argparse.ArgumentParser:
     describe = sub.add_parser("describe", help="print what the table loader sees of a table",
                               parents=[table_flags])
     describe.add_argument("datasets", nargs="+", metavar="TABLE",
-                          help="bundled dataset names or table files")
+                          help="bundled dataset names, table files or suite files")
     describe.add_argument("--n-repeats", type=int, default=None,
                           help="repeats of the splits described (default: adaptive)")
     describe.add_argument("--debug", action="store_true",
@@ -522,7 +522,7 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run in-context models on bundled datasets' or table "
                                      "files' splits", parents=[common, table_flags])
     run.add_argument("datasets", nargs="+", metavar="TABLE",
-                     help="bundled dataset names or table files")
+                     help="bundled dataset names, table files or suite files")
     run.add_argument("--model", action="append", required=True, dest="models", metavar="SPEC",
                      help="model to run, NAME[:key=value,...], e.g. knn:k=15 (repeatable; "
                           "required, no default)")
@@ -541,6 +541,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="with --runner webgpu: the Vulkan driver manifest to use, e.g. "
                           "/usr/lib/chromium/vk_swiftshader_icd.json (SwiftShader, software; "
                           "default: the system's Vulkan drivers)")
+    add_tournament_parser(sub, common, table_flags)
     convert = sub.add_parser("convert", help="convert a model checkpoint to safetensors "
                                              "(read without torch)",
                              description="convert a model checkpoint to safetensors, the "
@@ -558,6 +559,90 @@ def build_parser() -> argparse.ArgumentParser:
                          help="show the Python traceback of an error (default: off)")
     parser.commands = dict(sub.choices)  # type: ignore[attr-defined]
     return parser
+
+
+def add_tournament_parser(sub: Any, common: argparse.ArgumentParser,
+                          table_flags: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """``arenalite tournament SUITE --model SPEC ... -o OUT``."""
+    p = sub.add_parser("tournament", help="every model on every split of every table of a "
+                                          "suite, and the scorecard (resumable)",
+                       description="the tournament methodology's pipeline: the suite's splits, "
+                                   "every model on every split, the scorecard; run the same "
+                                   "command again to finish a stopped run",
+                       parents=[common, table_flags])
+    p.add_argument("suite", metavar="SUITE",
+                   help="a suite file (.toml, or .json with the same keys), or one table: a "
+                        "bundled name or a table file with the table flags")
+    p.add_argument("--model", action="append", required=True, dest="models", metavar="SPEC",
+                   help="model to play, NAME[:key=value,...], e.g. knn:k=15 (repeatable; "
+                        "required, no default)")
+    p.add_argument("--workers", type=_count, default=0,
+                   help="processes in a process pool; a worker that dies fails its task only "
+                        "(default: 0, in this process)")
+    p.add_argument("--dask", default=None, metavar="ADDRESS",
+                   help="run the tasks on the Dask scheduler at ADDRESS, e.g. "
+                        "tcp://10.0.0.5:8786 (needs arenalite[dask]; default: no Dask)")
+    p.add_argument("--runner", choices=["python", "webgpu"], default="python",
+                   help="python: the numpy reference; webgpu: the WebGPU bridge under Node "
+                        "(default: python)")
+    p.add_argument("--n-bootstrap", type=_count, default=1000, metavar="N",
+                   help="split-bootstrap replicates of the Elo interval (default: 1000)")
+    p.add_argument("--retry-failed", action="store_true",
+                   help="run the recorded failures again (default: off, they stay failed)")
+    p.add_argument("--impute", default=None, metavar="MODEL",
+                   help="fill a failed cell with this model's score on the same split, as "
+                        "TabArena does; counted under 'imputed' (default: none)")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress bar and no notes; the scorecard is still printed "
+                        "(default: off)")
+    return p
+
+
+def run_tournament(args: argparse.Namespace) -> int:
+    """``arenalite tournament``: the pipeline; exit status 0 when every task ran, 1 when
+    one failed."""
+    from .tournament import run as tournament_run
+    from .tournament.suite import Suite, is_suite_file, read_suite
+
+    if is_suite_file(args.suite):
+        refuse_suite_flags(args.suite, args)
+        suite = read_suite(args.suite)
+    else:
+        suite = Suite(Path(args.suite).name, tuple(table_entries([args.suite], args)))
+        suite.check()
+    if args.dask and args.workers:
+        raise ValueError("give --workers (a local process pool) or --dask (a Dask cluster), "
+                         "not both")
+    client = None
+    if args.dask:
+        try:
+            from distributed import Client
+        except ImportError:
+            raise ValueError("--dask needs Dask: pip install 'arenalite[dask]'") from None
+        try:
+            client = Client(args.dask, timeout=30)
+        except OSError as error:
+            raise OSError(f"cannot reach the Dask scheduler at {args.dask!r} (--dask): "
+                          f"{error}") from None
+    quiet = args.quiet
+    try:
+        result = tournament_run.tournament(
+            suite, args.models, out=args.output, executor=client, workers=args.workers,
+            runner=args.runner, n_bootstrap=args.n_bootstrap, retry_failed=args.retry_failed,
+            impute=args.impute, progress=False if quiet else None,
+            log=(lambda text: None) if quiet else _log)
+    finally:
+        if client is not None:
+            client.close()
+    shown = result.scorecard.round({"elo": 1, "elo_low": 1, "elo_high": 1, "elo_margin": 1,
+                                    "win_rate": 3})
+    print(shown.to_string(index=False))
+    if not quiet:
+        _log(f"wrote {Path(args.output) / 'scorecard.csv'} and the rest of {args.output}")
+        if len(result.failures):
+            _log(f"arenalite: {len(result.failures)} task(s) failed: see "
+                 f"{Path(args.output) / 'failures.csv'} (--retry-failed runs them again)")
+    return result.exit_status
 
 
 def _existing_file(path: str, what: str, flag: str = "") -> None:
@@ -697,42 +782,67 @@ def table_options(args: argparse.Namespace) -> dict[str, Any]:
             "categorical": args.categorical}
 
 
-def read_tables(names: Sequence[str], args: argparse.Namespace) -> list[Any]:
-    """Each TABLE argument read as a checked table (bundled name or file)."""
-    from .datasets import table
+def refuse_suite_flags(name: str, args: argparse.Namespace,
+                       split: dict[str, Any] | None = None) -> None:
+    """ValueError when table or split flags come with a suite file (it sets its own)."""
+    flags = [f"--{k.replace('_', '-')}" for k, v in table_options(args).items()
+             if v not in (None, ())]
+    flags += [f"--{k.replace('_', '-')}" for k, v in (split or {}).items() if v not in (None, 0)]
+    if flags:
+        raise ValueError(f"{flags[0]} applies to a table, not to the suite {name!r}: a suite "
+                         "file sets each table's roles and split options")
 
-    options = table_options(args)
-    bundled_only = all(v in (None, ()) for v in options.values())
-    tables = []
+
+def table_entries(names: Sequence[str], args: argparse.Namespace,
+                  split: dict[str, Any] | None = None) -> list[Any]:
+    """Each TABLE argument as a suite entry: a suite file gives its entries (with their own
+    roles and split options; the whole suite is checked first); a bundled name or a table
+    file takes the table flags and ``split`` (the split flags)."""
+    from .datasets import resolve
+    from .tournament.suite import Entry, is_suite_file, read_suite
+
+    options = {k: v for k, v in table_options(args).items() if v not in (None, ())}
+    entries: list[Any] = []
     for name in names:
-        is_file = Path(name).exists() or any(name.lower().endswith(s) for s in table.SUFFIXES)
-        if is_file and options["target"] is None:
+        if is_suite_file(name):
+            refuse_suite_flags(name, args, split)
+            entries.extend(read_suite(name).entries)
+            continue
+        if resolve.is_file(name) and "target" not in options:
             raise ValueError(f"table file {name!r} needs --target COL (its target column)")
-        if not is_file and not bundled_only:
+        if not resolve.is_file(name) and options:
             raise ValueError(f"{name!r} is neither a table file nor a bundled dataset with "
                              "flags: --target and the other table flags apply to files")
-        tables.append(table.read_table(name, **(options if is_file else {})))
-    return tables
+        stem = resolve.tables.default_name(Path(name)) if resolve.is_file(name) else name
+        entries.append(Entry(stem, name, dict(options), dict(split or {})))
+    seen = [e.name for e in entries]
+    twice = next((n for i, n in enumerate(seen) if n in seen[:i]), None)
+    if twice is not None:
+        raise ValueError(f"table name {twice!r} is given twice; its split file and results "
+                         "rows are named by it")
+    return entries
+
+
+def read_tables(names: Sequence[str], args: argparse.Namespace) -> list[Any]:
+    """Each TABLE argument (or each table of a suite file) read as a checked table."""
+    return [entry.read() for entry in table_entries(names, args)]
 
 
 def write_splits(names: Sequence[str], out: Path, args: argparse.Namespace | None = None,
                  **options: Any) -> list[Path]:
-    """Persist the splits of bundled datasets or table files as ``<name>.splits.json``;
-    ``options`` go to :func:`arenalite.splits.make_splits` (``kind``, ``n_repeats``,
-    ``n_folds``, ``test_fraction``)."""
+    """Persist the splits of bundled datasets, table files or suites' tables as
+    ``<name>.splits.json``; ``options`` go to :func:`arenalite.splits.make_splits` (``kind``,
+    ``n_repeats``, ``n_folds``, ``test_fraction``, ``gap``, ``group_labels``). A suite's
+    entry uses its own split options: its file equals ``arenalite splits TABLE`` with them,
+    byte for byte (:mod:`arenalite.datasets.resolve`)."""
     from . import datasets, splits
-    from .datasets import table
 
-    if args is None or all(n in datasets.names() for n in names) and args.target is None:
-        paths = []
-        for name in names:
-            data = datasets.load(name)
-            persisted = splits.make_splits(data.n_rows, data.task, y=data.y, dataset=name,
-                                           **options)
-            paths.append(splits.save(persisted, _split_path(out, name)))
-        return paths
-    return [splits.save(table.make_table_splits(t, **options), _split_path(out, t.name))
-            for t in read_tables(names, args)]
+    if args is None:
+        return [splits.save(datasets.resolve.make_splits(name, **options),
+                            _split_path(out, name)) for name in names]
+    entries = table_entries(names, args, options)
+    return [splits.save(entry.make_splits(), _split_path(out, entry.name))
+            for entry in entries]
 
 
 def run_models(args: argparse.Namespace, out: Path) -> tuple[Path, Path]:
@@ -741,30 +851,27 @@ def run_models(args: argparse.Namespace, out: Path) -> tuple[Path, Path]:
     from concurrent.futures import ProcessPoolExecutor
 
     from . import datasets, runner, splits
-    from .datasets import table
+    from .datasets import resolve, table
 
-    if all(n in datasets.names() for n in args.datasets) and args.target is None:
-        data = {name: datasets.load(name) for name in args.datasets}
+    data, persisted = {}, {}
+    for entry in table_entries(args.datasets, args):
+        name = entry.name
         if args.splits_dir:
-            persisted = {name: splits.load(_split_path(Path(args.splits_dir), name))
-                         for name in data}
+            path = _split_path(Path(args.splits_dir), name)
+            persisted[name] = splits.load(path)
         else:
-            persisted = {name: splits.make_splits(d.n_rows, d.task, y=d.y, dataset=name)
-                         for name, d in data.items()}
-    else:
-        data, persisted = {}, {}
-        for t in read_tables(args.datasets, args):
-            if args.splits_dir:
-                path = _split_path(Path(args.splits_dir), t.name)
-                persisted[t.name] = splits.load(path)
-                table.check_table_splits(t, persisted[t.name], str(path))
-            else:
-                persisted[t.name] = table.make_table_splits(t)
-            excluded = persisted[t.name]["excluded_columns"]
-            data[t.name] = table.to_dataset(t, drop=excluded)
-            # the loader has left these out already; the runner drops only what remains
-            persisted[t.name] = {**persisted[t.name], "excluded_columns": [
-                c for c in excluded if c in data[t.name].feature_names]}
+            persisted[name] = entry.make_splits()
+        if resolve.plain_bundled(entry.source, entry.table):
+            data[name] = datasets.load(name)
+            continue
+        t = entry.read()
+        if args.splits_dir:
+            table.check_table_splits(t, persisted[name], str(path))
+        excluded = persisted[name]["excluded_columns"]
+        data[name] = table.to_dataset(t, drop=excluded)
+        # the loader has left these out already; the runner drops only what remains
+        persisted[name] = {**persisted[name], "excluded_columns": [
+            c for c in excluded if c in data[name].feature_names]}
     models = [parse_model(text) for text in args.models]
     if args.runner == "webgpu":
         import pandas as pd
@@ -834,9 +941,12 @@ def run_command(args: argparse.Namespace) -> int:
     if args.command == "describe":
         from .datasets import table
 
-        print("\n\n".join(table.describe(t, n_repeats=args.n_repeats)
-                           for t in read_tables(args.datasets, args)))
+        print("\n\n".join(table.describe(e.read(), **{
+            **e.split, **({"n_repeats": args.n_repeats} if args.n_repeats else {})})
+            for e in table_entries(args.datasets, args)))
         return 0
+    if args.command == "tournament":
+        return run_tournament(args)
     out = Path(args.output)
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -895,7 +1005,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         except USER_ERRORS as error:
             if args.debug:
                 raise
-            _log(f"arenalite: error: {flag_message(str(error))}")
+            from .tournament.suite import SuiteError  # its keys are the suite file's names
+
+            text = str(error) if isinstance(error, SuiteError) else flag_message(str(error))
+            _log(f"arenalite: error: {text}")
             return 2
 
 
