@@ -1,19 +1,107 @@
-"""k nearest neighbours over the context rows (docs/models.md, ``knn``)."""
+"""k nearest neighbours over the context rows (docs/models.md, ``knn``).
+
+The neighbours are defined by the exact difference-based distances rounded to
+``TIE_DECIMALS``, ties broken by the lower row index. Ranking all n of them for every
+query row would be a sort of n exact distances; instead each block of query rows
+
+1. computes the one-matrix-product :func:`~.distances.shifted_distances` and takes, per
+   row, the k-th smallest of them over a strided sample of the context rows (a partition
+   of a few hundred values): an upper bound t on the k-th smallest over all of them;
+2. keeps as candidates every context row whose shifted distance is at most t plus twice the
+   expansion's error bound E, plus the rounding margin (2 · 10^−TIE_DECIMALS and a relative
+   allowance for np.round's own roundoff);
+3. recomputes the candidates' exact distances (:func:`~.distances.pair_distances`, the same
+   bits as the full computation), rounds them and takes the k smallest by (distance, index).
+
+Why the candidates hold the k nearest: the k rows whose shifted distances are at or below
+t have exact distances at most t + ‖x‖² + E, so the k-th smallest exact distance e_k is at
+most that. A row j among the k nearest has round(d_j) ≤ round(e_k), so d_j ≤ e_k +
+10^−TIE_DECIMALS (plus the rounding's roundoff), and its shifted distance is at most
+d_j − ‖x‖² + E ≤ t + 2E + 10^−TIE_DECIMALS + roundoff. So the result is the definition's,
+index for index; only the work differs. A block with a row whose ‖x‖² + max_j ‖x_j‖²
+reaches 1e290 (where the product could overflow) is ranked by the full exact computation
+instead. Blocks run on the worker threads (:mod:`.threads`).
+"""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from .distances import query_batches, squared_distances
+from . import threads
+from .distances import (
+    augmented_context,
+    expansion_error,
+    pair_distances,
+    query_batches,
+    row_blocks,
+    shifted_distances,
+    squared_distances,
+    squared_norms,
+)
 
 # Squared distances are rounded to this many decimals before ranking, so that rows at
 # the same distance in exact arithmetic tie whatever the floating-point summation order.
 TIE_DECIMALS = 9
 
+# Margin for rounding to TIE_DECIMALS: two half units, doubled, and a relative allowance
+# for the roundoff of np.round's scaling by 10^TIE_DECIMALS.
+_ROUND_MARGIN = 2.0 * 10.0 ** -TIE_DECIMALS
+_ROUND_RELATIVE = 1e-12
+
+# Squared norms up to this keep every shifted distance finite (|2 a·b| ≤ ‖a‖² + ‖b‖²).
+_MAX_NORMS = 1e290
+
+# The sample of step 1 holds about sqrt(SAMPLE_FACTOR · k · n) context rows: a larger one
+# costs a longer partition, a smaller one more candidates (about k · n / sample per row).
+SAMPLE_FACTOR = 16
+
 
 def neighbours(x_query: np.ndarray, x_context: np.ndarray, k: int) -> np.ndarray:
     """Indices (m × k) of the k nearest context rows, ties broken by the lower row index."""
-    k = min(k, len(x_context))
+    n = len(x_context)
+    k = min(k, n)
+    out = np.empty((len(x_query), k), dtype=np.int64)
+    if k == 0 or len(x_query) == 0:
+        return out
+    context = augmented_context(x_context)
+    largest = float(context[-1].max())
+    query_norms = squared_norms(x_query)
+    error = expansion_error(query_norms, largest, x_query.shape[1])
+    bounded = query_norms + largest < _MAX_NORMS
+    stride = max(1, n // max(k, math.isqrt(SAMPLE_FACTOR * k * n)))
+
+    def block(rows: slice) -> np.ndarray:
+        if not bounded[rows].all():
+            return _exact(x_query[rows], x_context, k)
+        return _preselected(x_query[rows], x_context, context, k, stride, query_norms[rows],
+                            error[rows])
+
+    blocks = list(row_blocks(len(x_query), n))
+    for rows, found in zip(blocks, threads.map_chunks(block, blocks), strict=True):
+        out[rows] = found
+    return out
+
+
+def _preselected(x_query: np.ndarray, x_context: np.ndarray, context: np.ndarray, k: int,
+                 stride: int, query_norms: np.ndarray, error: np.ndarray) -> np.ndarray:
+    """Steps 1–3 of the module docstring for one block of query rows."""
+    shifted = shifted_distances(x_query, context)
+    sample = shifted[:, ::stride]
+    bound = np.partition(sample, k - 1, axis=1)[:, k - 1]
+    reach = (bound + 2.0 * error + _ROUND_MARGIN
+             + _ROUND_RELATIVE * (np.abs(bound + query_norms) + error))
+    rows, cols = np.divmod(np.flatnonzero(shifted <= reach[:, None]), shifted.shape[1])
+    rounded = np.round(pair_distances(x_query, x_context, rows, cols), TIE_DECIMALS)
+    order = np.lexsort((cols, rounded, rows))
+    counts = np.bincount(rows, minlength=len(x_query))
+    starts = np.cumsum(counts) - counts
+    return cols[order[starts[:, None] + np.arange(k)]]
+
+
+def _exact(x_query: np.ndarray, x_context: np.ndarray, k: int) -> np.ndarray:
+    """The definition itself: a stable sort of every rounded exact distance."""
     out = np.empty((len(x_query), k), dtype=np.int64)
     for batch in query_batches(len(x_query), len(x_context), x_query.shape[1]):
         d = np.round(squared_distances(x_query[batch], x_context), TIE_DECIMALS)
