@@ -598,6 +598,16 @@ def add_tournament_parser(sub: Any, common: argparse.ArgumentParser,
     return p
 
 
+def output_folder(out: Path) -> Path:
+    """Create the output folder (--output), naming it in the error."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise OSError(f"cannot create the output folder {str(out)!r} (--output): "
+                      f"{error.strerror}") from error
+    return out
+
+
 def run_tournament(args: argparse.Namespace) -> int:
     """``arenalite tournament``: the pipeline; exit status 0 when every task ran, 1 when
     one failed."""
@@ -835,14 +845,15 @@ def write_splits(names: Sequence[str], out: Path, args: argparse.Namespace | Non
     ``n_repeats``, ``n_folds``, ``test_fraction``, ``gap``, ``group_labels``). A suite's
     entry uses its own split options: its file equals ``arenalite splits TABLE`` with them,
     byte for byte (:mod:`arenalite.datasets.resolve`)."""
-    from . import datasets, splits
+    from . import splits
+    from .datasets import resolve
 
     if args is None:
-        return [splits.save(datasets.resolve.make_splits(name, **options),
-                            _split_path(out, name)) for name in names]
-    entries = table_entries(names, args, options)
-    return [splits.save(entry.make_splits(), _split_path(out, entry.name))
-            for entry in entries]
+        made = [(name, resolve.make_splits(name, **options)) for name in names]
+    else:
+        made = [(e.name, e.make_splits()) for e in table_entries(names, args, options)]
+    output_folder(out)
+    return [splits.save(persisted, _split_path(out, name)) for name, persisted in made]
 
 
 def run_models(args: argparse.Namespace, out: Path) -> tuple[Path, Path]:
@@ -873,6 +884,7 @@ def run_models(args: argparse.Namespace, out: Path) -> tuple[Path, Path]:
         persisted[name] = {**persisted[name], "excluded_columns": [
             c for c in excluded if c in data[name].feature_names]}
     models = [parse_model(text) for text in args.models]
+    output_folder(out)
     if args.runner == "webgpu":
         import pandas as pd
 
@@ -948,11 +960,8 @@ def run_command(args: argparse.Namespace) -> int:
     if args.command == "tournament":
         return run_tournament(args)
     out = Path(args.output)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise OSError(f"cannot create the output folder {str(out)!r} (--output): "
-                      f"{error.strerror}") from error
+    if args.command not in ("splits", "run"):  # those make it once their tables are checked
+        output_folder(out)
     if args.command == "splits":
         kind = None if args.kind == "adaptive" else args.kind
         extra = {k: v for k, v in (("gap", args.gap), ("group_labels", args.group_labels))
