@@ -13,15 +13,17 @@ TabFM" is this model; "tabular_fm (ours)" is arenalite's own.
 
 from __future__ import annotations
 
-from functools import lru_cache
 from os import PathLike
 from pathlib import Path
 
+from .. import checkpoint_cache
 from .checkpoint import (
+    WEIGHTS_NAME,
     Checkpoint,
     convert,
     random_checkpoint,
     read_checkpoint,
+    resolve,
     save_pretrained,
     write_safetensors,
 )
@@ -34,19 +36,32 @@ __all__ = ["NO_WEIGHTS", "WHERE_WEIGHTS", "Checkpoint", "Settings", "TabFMModel"
            "write_safetensors"]
 
 
-@lru_cache(maxsize=4)
-def _load(path: str, task: str | None, mtime: float) -> TabFMModel:
-    checkpoint = read_checkpoint(path, task)
+def _read_folder(weights: str) -> TabFMModel:
+    """The model of the ``save_pretrained`` folder holding ``weights``."""
+    checkpoint = read_checkpoint(Path(weights).parent)
+    return TabFMModel(checkpoint.config, checkpoint.tensors)
+
+
+def _read_file(path: str) -> TabFMModel:
+    """The model of a converted single file."""
+    checkpoint = read_checkpoint(path)
     return TabFMModel(checkpoint.config, checkpoint.tensors)
 
 
 def load(path: str | PathLike, task: str | None = None) -> TabFMModel:
-    """The model of a checkpoint (folder, parent folder with ``task``, or converted file),
-    cached per path, task and the weights file's modification time."""
-    p = Path(path).resolve()
-    weights = p
-    if p.is_dir():
-        from .checkpoint import WEIGHTS_NAME, resolve
-        weights = resolve(p, task) / WEIGHTS_NAME
-    mtime = weights.stat().st_mtime if weights.exists() else 0.0
-    return _load(str(p), task, mtime)
+    """The model of a checkpoint: a ``save_pretrained`` folder, the parent of
+    ``classification/`` and ``regression/`` (``task`` picks), or a converted file; read
+    once per weights file and modification time (:mod:`arenalite.models.checkpoint_cache`).
+    A folder's task must agree with ``task`` when both say."""
+    p = resolve(path, task)
+    if p.is_file():
+        model = checkpoint_cache.load(p, _read_file)
+    else:
+        weights = p / WEIGHTS_NAME
+        if not weights.is_file():
+            read_checkpoint(p, task)  # raises the message naming what is missing
+        model = checkpoint_cache.load(weights, _read_folder)
+    if task is not None and model.task != task:
+        raise ValueError(f"Google TabFM checkpoint {str(p)!r} is a {model.task} checkpoint, "
+                         f"asked for {task}")
+    return model

@@ -27,8 +27,6 @@ the package's folder layout. Its predictions are those of random weights, not of
 from __future__ import annotations
 
 import json
-import math
-import struct
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
@@ -36,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import safetensors
+from .. import safetensors, state_dict
 
 FORMAT = "arenalite.tabfm"
 VERSION = "1"
@@ -222,28 +220,8 @@ def check_tensors(config: dict, tensors: dict[str, np.ndarray],
                   where: str) -> dict[str, np.ndarray]:
     """``tensors`` in state-dict order after checking they are exactly the config's, with
     its shapes; ValueError names the missing, unexpected or wrong-shaped tensor."""
-    shapes = expected_shapes(config)
-    missing = [n for n in shapes if n not in tensors]
-    extra = [n for n in tensors if n not in shapes]
-    if missing or extra:
-        parts = []
-        if missing:
-            parts.append(f"missing tensor(s) {_few(missing)}")
-        if extra:
-            parts.append(f"unexpected tensor(s) {_few(extra)}")
-        raise ValueError(f"{where}: {' and '.join(parts)} for its config (Google TabFM with "
-                         f"{_brief(config)} has {len(shapes)} tensors)")
-    for name, shape in shapes.items():
-        got = tuple(np.shape(tensors[name]))
-        if got != shape:
-            raise ValueError(f"{where}: tensor {name!r} has shape {list(got)}, expected "
-                             f"{list(shape)} for its config")
-    return {name: tensors[name] for name in shapes}
-
-
-def _few(names: list[str], most: int = 5) -> str:
-    shown = ", ".join(repr(n) for n in names[:most])
-    return shown + (f" and {len(names) - most} more" if len(names) > most else "")
+    return state_dict.check(expected_shapes(config), tensors, where,
+                            f"Google TabFM with {_brief(config)}")
 
 
 def _brief(config: dict) -> str:
@@ -323,18 +301,11 @@ def read_checkpoint(path: str | PathLike, task: str | None = None) -> Checkpoint
 
 def _read_safetensors(p: Path, where: str, converted: bool = False
                       ) -> tuple[object, dict[str, np.ndarray]]:
-    """(the metadata's config or None, the tensors), every dtype float32 (F32)."""
-    data = p.read_bytes()
+    """(the metadata's config or None, the tensors); float32 (F32) only, never cast."""
     try:
-        metadata, tensors = safetensors.parse(data, p.name)
+        metadata, tensors = safetensors.read(p, dtypes=("F32",))
     except ValueError as exc:
         raise ValueError(f"{where}: {exc}") from None
-    (n,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8:8 + n].decode("utf-8"))  # parse() has checked it
-    for name, entry in header.items():
-        if name != "__metadata__" and entry["dtype"] != "F32":
-            raise ValueError(f"{where}: tensor {name!r} is {entry['dtype']}, not float32 "
-                             "(F32): the checkpoint is read exactly as saved, never cast")
     if not converted:
         return None, tensors
     for key, want in (("format", FORMAT), ("version", VERSION)):
@@ -395,32 +366,28 @@ def rope_frequencies(config: dict) -> np.ndarray:
 def random_checkpoint(config: dict, seed: int = 0) -> Checkpoint:
     """A checkpoint of ``TabFM(**config)`` with random float32 weights, made in numpy.
 
-    Every tensor of :func:`expected_shapes` is drawn, in state-dict order, from
-    ``numpy.random.default_rng(seed)``: matrices normal(0, 1/√fan_in), biases
-    normal(0, 0.1), RMSNorm scales uniform(0.5, 1.5), the per-dimension attention scales
-    normal(0, 0.5), the learned tokens and the class embedding normal(0, 1), the Fourier
-    frequencies normal(0, 1), the RoPE frequencies the package's values times
+    The shared draw (:func:`arenalite.models.state_dict.random_tensors`: matrices
+    normal(0, 1/√fan_in), biases, tokens and inducing vectors normal(0, 0.02)) for every
+    tensor except those it would leave at a constant or near zero, which are drawn first
+    from ``default_rng([seed, 1])``: RMSNorm scales uniform(0.5, 1.5), per-dimension
+    attention scales normal(0, 0.5), Fourier frequencies normal(0, 1), the class
+    embedding normal(0, 1), the RoPE frequencies the package's values times
     uniform(0.5, 1.5). Nothing is left at an initial zero or one, so every part acts.
     """
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     c = check_config(config)
-    rng = np.random.default_rng(int(seed))
-    tensors: dict[str, np.ndarray] = {}
-    for name, shape in expected_shapes(c).items():
+    seed = state_dict.check_seed(seed)
+    rng = np.random.default_rng([seed, 1])
+    shapes = expected_shapes(c)
+    fixed: dict[str, np.ndarray] = {}
+    for name, shape in shapes.items():
         leaf = name.rsplit(".", 1)[-1]
         if name.endswith("rope.freqs"):
-            value = rope_frequencies(c) * rng.uniform(0.5, 1.5, shape)
-        elif leaf in ("fourier_frequencies", "fourier_frequencies_cat", "ind_vectors",
-                      "cls_tokens") or name.endswith("y_embedder_lookup.weight"):
-            value = rng.normal(0.0, 1.0, shape)
+            fixed[name] = rope_frequencies(c) * rng.uniform(0.5, 1.5, shape)
+        elif leaf in ("fourier_frequencies", "fourier_frequencies_cat") or (
+                c["is_classifier"] and name.endswith("y_embedder_lookup.weight")):
+            fixed[name] = rng.normal(0.0, 1.0, shape)
         elif leaf == "per_dim_scale":
-            value = rng.normal(0.0, 0.5, shape)
-        elif leaf == "bias":
-            value = rng.normal(0.0, 0.1, shape)
-        elif len(shape) == 2:
-            value = rng.normal(0.0, 1.0 / math.sqrt(shape[1]), shape)
-        else:  # the remaining 1-D weights are RMSNorm scales
-            value = rng.uniform(0.5, 1.5, shape)
-        tensors[name] = np.ascontiguousarray(value, dtype=np.float32)
-    return Checkpoint(c, tensors)
+            fixed[name] = rng.normal(0.0, 0.5, shape)
+        elif leaf == "weight" and len(shape) == 1:  # RMSNorm scales
+            fixed[name] = rng.uniform(0.5, 1.5, shape)
+    return Checkpoint(c, state_dict.random_tensors(shapes, seed, fixed))

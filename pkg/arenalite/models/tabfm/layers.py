@@ -6,16 +6,23 @@ one; then q/k RMSNorm over each head; queries scaled by ``log2(e) / √d_head ·
 softplus(per_dim_scale)``; softmax attention at scale 1; the output projection) and the
 block around it (``MultiheadAttentionBlock``: RMSNorm before and after the attention and
 the SwiGLU feed-forward, each added back), the tanh GELU of its MLPs. A stage module says
-which tensors form which block through :class:`Block`, a view of the state dict.
+which tensors form which block through :class:`Block`, a view of the state dict. The
+operators themselves (linear, RMSNorm, SwiGLU, tanh GELU, softmax, RoPE) are the shared
+ones of :mod:`arenalite.models.ops`.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
+
+from ..ops import Block, as_float32, chunks, gelu_tanh, linear, rotate, softmax, swiglu
+from ..ops import rms_norm as _rms_norm
+
+__all__ = ["EPS", "Attention", "AttentionBlock", "Block", "as_float32", "chunks", "linear",
+           "mlp", "rms_norm", "softplus"]
 
 EPS = 1e-6
 """``RMSNorm``'s epsilon."""
@@ -26,50 +33,9 @@ SOFTPLUS_THRESHOLD = 20.0
 """``F.softplus``' threshold: above it softplus(x) is x."""
 
 
-def as_float32(x: Any) -> np.ndarray:
-    return np.ascontiguousarray(x, dtype=np.float32)
-
-
-def linear(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None = None) -> np.ndarray:
-    """``x @ weight.T + bias`` (torch's ``nn.Linear``)."""
-    out = (x.reshape(-1, x.shape[-1]) @ weight.T).reshape(*x.shape[:-1], weight.shape[0])
-    if bias is not None:
-        out += bias
-    return out
-
-
-def rms_norm(x: np.ndarray, weight: np.ndarray, eps: float = EPS) -> np.ndarray:
-    """``x · rsqrt(mean(x²) + eps) · weight`` over the last axis."""
-    scale = np.square(x).mean(axis=-1, keepdims=True, dtype=np.float32)
-    scale += np.float32(eps)
-    np.sqrt(scale, out=scale)
-    np.divide(np.float32(1.0), scale, out=scale)
-    out = x * scale
-    out *= weight
-    return out
-
-
-def silu(x: np.ndarray) -> np.ndarray:
-    """``x · sigmoid(x)``, in place on ``x`` (a scratch array)."""
-    s = np.negative(x)
-    np.exp(s, out=s)
-    s += np.float32(1.0)
-    x /= s
-    return x
-
-
-def gelu_tanh(x: np.ndarray) -> np.ndarray:
-    """GELU with the tanh approximation (``F.gelu(approximate="tanh")``, jax's default)."""
-    inner = x * x
-    inner *= np.float32(0.044715)
-    inner += np.float32(1.0)
-    inner *= x
-    inner *= np.float32(math.sqrt(2.0 / math.pi))
-    np.tanh(inner, out=inner)
-    inner += np.float32(1.0)
-    inner *= x
-    inner *= np.float32(0.5)
-    return inner
+def rms_norm(x: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """``RMSNorm``: ``x / √(mean(x²) + 1e-6) · weight`` over the last axis."""
+    return _rms_norm(x, weight, EPS)
 
 
 def softplus(x: np.ndarray) -> np.ndarray:
@@ -77,41 +43,6 @@ def softplus(x: np.ndarray) -> np.ndarray:
     x = as_float32(x)
     return np.where(x > SOFTPLUS_THRESHOLD, x,
                     np.log1p(np.exp(np.minimum(x, SOFTPLUS_THRESHOLD)))).astype(np.float32)
-
-
-def softmax(x: np.ndarray) -> np.ndarray:
-    """Softmax over the last axis, in place on ``x`` (a scratch array)."""
-    x -= x.max(axis=-1, keepdims=True)
-    np.exp(x, out=x)
-    x /= x.sum(axis=-1, keepdims=True)
-    return x
-
-
-def rotate(x: np.ndarray, freqs: np.ndarray) -> np.ndarray:
-    """Interleaved rotary encoding of ``x`` (…, T, d_head) at positions 0 … T−1: the pair
-    (2i, 2i + 1) turned by the angle ``position · freqs[i]`` (``RoPE.rotate``)."""
-    angles = np.arange(x.shape[-2], dtype=np.float32)[:, None] * freqs[None, :]
-    cos = np.repeat(np.cos(angles), 2, axis=-1)
-    sin = np.repeat(np.sin(angles), 2, axis=-1)
-    pairs = x.reshape(*x.shape[:-1], -1, 2)
-    turned = np.stack([-pairs[..., 1], pairs[..., 0]], axis=-1).reshape(x.shape)
-    out = x * cos
-    turned *= sin
-    out += turned
-    return out
-
-
-class Block:
-    """A view of the state dict under one prefix: ``block["attn.q_proj.weight"]``."""
-
-    def __init__(self, tensors: dict[str, np.ndarray], prefix: str):
-        self.tensors, self.prefix = tensors, prefix
-
-    def __getitem__(self, name: str) -> np.ndarray:
-        return self.tensors[self.prefix + name]
-
-    def sub(self, name: str) -> Block:
-        return Block(self.tensors, f"{self.prefix}{name}.")
 
 
 def mlp(block: Block, x: np.ndarray, layers: int = 2) -> np.ndarray:
@@ -142,7 +73,7 @@ class Attention:
         b = self.block
         q = self.split(linear(x, b["q_proj.weight"], b["q_proj.bias"]))
         if self.freqs is not None:
-            q = rotate(q, self.freqs)
+            q = rotate(q, self.freqs, interleaved=True)
         q = rms_norm(q, b["query_ln.weight"])
         q *= self.scale
         return q
@@ -153,7 +84,7 @@ class Attention:
         b = self.block
         k = self.split(linear(x, b["k_proj.weight"], b["k_proj.bias"]))
         if self.freqs is not None:
-            k = rotate(k, self.freqs)
+            k = rotate(k, self.freqs, interleaved=True)
         k = rms_norm(k, b["key_ln.weight"])
         v = self.split(linear(x, b["v_proj.weight"], b["v_proj.bias"]))
         return k, v
@@ -190,8 +121,8 @@ class AttentionBlock:
     def feed_forward(self, x: np.ndarray) -> np.ndarray:
         b = self.block
         xn = rms_norm(x, b["pre_ff_ln.weight"])
-        hidden = silu(linear(xn, b["linear1_gate.weight"], b["linear1_gate.bias"]))
-        hidden *= linear(xn, b["linear1.weight"], b["linear1.bias"])
+        hidden = swiglu(linear(xn, b["linear1_gate.weight"], b["linear1_gate.bias"]),
+                        linear(xn, b["linear1.weight"], b["linear1.bias"]))
         return rms_norm(linear(hidden, b["linear2.weight"], b["linear2.bias"]),
                         b["post_ff_ln.weight"])
 
@@ -206,9 +137,3 @@ class AttentionBlock:
         out += q_source
         out += self.feed_forward(out)
         return out
-
-
-def chunks(n: int, size: int) -> list[slice]:
-    """``slice`` objects covering 0 … n−1 in pieces of at most ``size``."""
-    size = max(1, int(size))
-    return [slice(i, min(i + size, n)) for i in range(0, n, size)]

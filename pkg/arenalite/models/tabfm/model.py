@@ -135,7 +135,7 @@ def _targets(model: TabFMModel, y: np.ndarray, n: int) -> np.ndarray:
     if model.is_classifier:
         bad = (y < 0) | (y >= model.max_classes) | (y != np.round(y))
         if bad.any():
-            raise ValueError(f"Google TabFM: class target {y[bad][0]!r} is not an index "
+            raise ValueError(f"Google TabFM: class target {y[bad][0]:g} is not an index "
                              f"0 … {model.max_classes - 1} (row {int(np.argmax(bad))})")
         return y.astype(np.int64)
     return y.astype(np.float32)
