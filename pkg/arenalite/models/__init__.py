@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from . import checkpoint_cache, encoding, registry, tabular_fm, transformer
-from .attention import attention_output, attention_weights
+from .attention import attention_predict
 from .knn import knn_output, neighbours
 from .preprocess import TASKS, Prepared, prepare
 from .weights import DEFAULT_PATH, Weights, read_weights, write_weights
@@ -108,16 +108,15 @@ def _context(model: dict[str, Any], x_train: Any, y_train: Any) -> tuple[Any, An
 
 
 def distance_reference(model: dict[str, Any], prep: Prepared, clock) -> tuple[np.ndarray, dict]:
-    t0 = clock()
-    if model["name"] == "knn":
-        found = neighbours(prep.x_test, prep.x_train, int(model["k"]))
-        t1 = clock()
-        output = knn_output(found, prep.y_train, prep.n_classes)
-    else:
+    if model["name"] == "attention":  # weights aggregated block by block, never m × n
         temperature = model["temperature"] or prep.x_train.shape[1]
-        w = attention_weights(prep.x_test, prep.x_train, float(temperature))
-        t1 = clock()
-        output = attention_output(w, prep.y_train, prep.n_classes)
+        output, weights_ms, head_ms = attention_predict(
+            prep.x_test, prep.x_train, prep.y_train, prep.n_classes, float(temperature), clock)
+        return output, {"embed": 0.0, "layers": [weights_ms], "head": head_ms}
+    t0 = clock()
+    found = neighbours(prep.x_test, prep.x_train, int(model["k"]))
+    t1 = clock()
+    output = knn_output(found, prep.y_train, prep.n_classes)
     t2 = clock()
     return output, {"embed": 0.0, "layers": [(t1 - t0) * 1e3], "head": (t2 - t1) * 1e3}
 
