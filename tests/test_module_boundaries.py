@@ -132,3 +132,33 @@ def test_the_site_builder_is_not_in_the_wheel() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     assert project["tool"]["setuptools"]["packages"]["find"]["where"] == ["pkg"]
     assert not (ROOT / "pkg" / "sitebuild").exists()
+
+
+MODELS = ROOT / "pkg" / "arenalite" / "models"
+MODEL_PACKAGES = sorted(f"arenalite.models.{p.name}" for p in MODELS.iterdir()
+                        if (p / "__init__.py").is_file())
+"""The checkpoint model packages under models/ (tabicl, tabpfn, tabfm, ...)."""
+
+
+def _package_of(module: str) -> str | None:
+    return next((p for p in MODEL_PACKAGES if module == p or module.startswith(p + ".")), None)
+
+
+def test_no_model_package_imports_another() -> None:
+    """What two models share lives in a shared module of models/ (ops, safetensors,
+    state_dict, checkpoint_cache, yeo_johnson, wrapper_*: docs/ARCHITECTURE.md), so that a
+    model is its own package and its registry entry."""
+    assert {"arenalite.models.tabicl", "arenalite.models.tabpfn"} <= set(MODEL_PACKAGES)
+    offences = sorted(f"{name} imports {target}" for name in ALL if _package_of(name)
+                      for target in GRAPH[name]
+                      if _package_of(target) not in (None, _package_of(name)))
+    assert offences == []
+
+
+def test_the_shared_model_modules_import_no_model_package() -> None:
+    """models/__init__.py (the registry's dispatch), the shared modules and the CLI reach a
+    checkpoint model only through the functions its registry entry names."""
+    shared = [name for name in ALL if name.startswith("arenalite.") and not _package_of(name)]
+    offences = sorted(f"{name} imports {target}" for name in shared for target in GRAPH[name]
+                      if _package_of(target))
+    assert offences == []

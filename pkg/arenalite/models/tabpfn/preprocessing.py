@@ -51,7 +51,7 @@ import numpy as np
 from scipy.sparse.linalg import svds
 from scipy.special import ndtri
 
-from ..tabicl.preprocessing import impute, impute_means, standard_scaler_stats
+from ..wrapper_preprocessing import impute, impute_means, standard_scaler_stats
 from ..yeo_johnson import yeo_johnson, yeo_johnson_lambda
 
 NUMERICAL, CATEGORICAL, CONSTANT = 0, 1, 2
