@@ -77,7 +77,8 @@ class AppendFile:
         self._handle.flush()
 
     def read(self) -> pd.DataFrame:
-        return pd.read_csv(self.path, keep_default_na=True, **CORRECTLY_ROUNDED,
+        # only an empty field is missing: a model or table named "nan" or "NA" stays a name
+        return pd.read_csv(self.path, keep_default_na=False, na_values=[""], **CORRECTLY_ROUNDED,
                            dtype={"split_id": str, "dataset": str, "model": str,
                                   "table": str})
 
