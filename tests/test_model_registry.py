@@ -84,7 +84,7 @@ def test_what_a_model_is_comes_from_its_entry() -> None:
     for key in registry.FUNCTIONS:
         for name in registry.with_function(key):
             assert callable(registry.function(name, key)), (name, key)
-    assert registry.with_function("convert") == ("tabicl", "tabpfn")
+    assert registry.with_function("convert") == ("tabicl", "tabpfn", "tabfm")
     assert registry.function("knn", "convert") is None
     from arenalite.models import encoding
 
@@ -93,7 +93,7 @@ def test_what_a_model_is_comes_from_its_entry() -> None:
 
     convert = build_parser().commands["convert"]
     choices = next(a.choices for a in convert._actions if a.dest == "model")
-    assert list(choices) == ["tabicl", "tabpfn"]
+    assert list(choices) == ["tabicl", "tabpfn", "tabfm"]
 
 
 @pytest.mark.parametrize("change, message", [
