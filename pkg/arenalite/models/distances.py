@@ -22,8 +22,10 @@ import numpy as np
 # Upper bound on the elements of one (batch × context × features) difference array.
 MAX_ELEMENTS = 2_000_000
 
-# Upper bound on the elements of one (query batch × context) block of distances.
-BLOCK_ELEMENTS = 1_000_000
+# Upper bound on the elements of one (query batch × context) block of distances: 2 MiB of
+# float64, about one core's L2 cache (measured 0.15 s against 0.23 s for 1M elements, knn at
+# 12,000 × 6,000 × 26 on 2 cores).
+BLOCK_ELEMENTS = 262_144
 
 _UNIT_ROUNDOFF = np.finfo(np.float64).eps / 2
 
