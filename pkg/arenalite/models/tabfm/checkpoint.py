@@ -255,7 +255,8 @@ def resolve(path: str | PathLike, task: str | None = None) -> Path:
     if task is None:
         if len(subs) > 1:
             raise ValueError(f"Google TabFM checkpoint folder {str(p)!r} holds both "
-                             "classification/ and regression/: say which task")
+                             "classification/ and regression/: say which task (or give "
+                             f"{str(p / 'classification')!r} or {str(p / 'regression')!r})")
         task = subs[0]
     if task not in subs:
         raise ValueError(f"Google TabFM checkpoint folder {str(p)!r} has no {task}/ folder "
@@ -303,6 +304,12 @@ def _read_safetensors(p: Path, where: str, converted: bool = False
                       ) -> tuple[object, dict[str, np.ndarray]]:
     """(the metadata's config or None, the tensors); float32 (F32) only, never cast."""
     try:
+        header = safetensors.read_header(p, dtypes=("F32",))
+        size = p.stat().st_size - header.data_start
+        end = max((e.end for e in header.entries.values()), default=0)
+        if end != size:  # every byte after the header is a tensor's (as safetensors requires)
+            raise ValueError(f"weights file {p.name!r}: its tensors end at byte {end} of a "
+                             f"{size}-byte buffer (a header that lies about its size?)")
         metadata, tensors = safetensors.read(p, dtypes=("F32",))
     except ValueError as exc:
         raise ValueError(f"{where}: {exc}") from None
