@@ -30,7 +30,7 @@ class Slow(Model):
         self.label, self.params, self.k = f"slow-knn-{k}", {"k": k}, k
 
     def predict_timed(self, x_train, y_train, x_test, task, n_classes):
-        time.sleep(0.02)
+        time.sleep(0.01)
         return predict_timed({"name": "knn", "k": self.k}, x_train, y_train, x_test, task,
                              n_classes)
 
@@ -58,22 +58,30 @@ def test_sigkill_at_random_points_then_resume(tmp_path):
     assert len(expected) == 2 * 2 * 25
 
     out = tmp_path / "killed"
+    results = out / "results.csv"
     rng = np.random.default_rng(43)
+
+    def rows() -> int:
+        return len(results.read_bytes().split(b"\n")) - 2 if results.exists() else 0
+
     kills, rows_at_kill = 0, []
-    for _ in range(12):
+    for attempt in range(20):
         process = subprocess.Popen([sys.executable, str(driver), str(out)])
-        time.sleep(float(rng.uniform(1.0, 3.0)))  # set-up ~1.5 s, then ~2.5 s of tasks
-        if process.poll() is None:
-            process.send_signal(signal.SIGKILL)
-            process.wait(timeout=60)
-            kills += 1
-            if (out / "results.csv").exists():
-                rows_at_kill.append(len((out / "results.csv").read_text().splitlines()) - 1)
-        elif process.returncode == 0 and kills >= 3:
+        if attempt == 0:  # once early: during the set-up or the first tasks
+            time.sleep(float(rng.uniform(0.2, 1.0)))
+        else:  # then after a random number of new rows, at a random moment of a task
+            target = rows() + int(rng.integers(1, 20))
+            while process.poll() is None and rows() < target:
+                time.sleep(0.002)
+            time.sleep(float(rng.uniform(0.0, 0.02)))
+        if process.poll() is not None:
+            assert process.returncode == 0
             break
-    else:
-        subprocess.run([sys.executable, str(driver), str(out)], check=True, timeout=300)
-    print(f"\nresume: {kills} SIGKILLs, rows in results.csv at each: {rows_at_kill}")
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=60)
+        kills += 1
+        rows_at_kill.append(rows())
+    print(f"\nresume: {kills} SIGKILLs, rows in results.csv after each: {rows_at_kill}")
     assert kills >= 3, kills
     assert any(0 < n < len(expected) for n in rows_at_kill), rows_at_kill
     got = _table(out / "results.csv")
