@@ -680,7 +680,7 @@ def test_cli_convert_errors(tmp_path, capsys):
     assert "does not exist" in line and "--output" in line
     assert "directory" in cli_error(["convert", "tabicl", str(TINY), "-o", str(tmp_path)],
                                     capsys)
-    assert "invalid choice" in cli_error(["convert", "tabfm", str(TINY), "-o", out], capsys)
+    assert "invalid choice" in cli_error(["convert", "knn", str(TINY), "-o", out], capsys)
     assert "--output/-o" in cli_error(["convert", "tabicl", str(TINY)], capsys)
 
 

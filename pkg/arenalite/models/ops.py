@@ -101,9 +101,7 @@ def rms_norm(x: np.ndarray, weight: np.ndarray | None, eps: float) -> np.ndarray
     """RMSNorm over the last axis, ``x / √(mean(x²) + eps) · weight`` (``weight`` may be
     None: no elementwise affine)."""
     ms = np.mean(x * x, axis=-1, keepdims=True)
-    ms += np.float32(eps)
-    np.sqrt(ms, out=ms)
-    out = x / ms
+    out = x / np.sqrt(ms + np.float32(eps))
     if weight is not None:
         out *= weight
     return out

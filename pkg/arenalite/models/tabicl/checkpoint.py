@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from .. import safetensors, state_dict, torch_checkpoint
+from .layers import SSMAX_KINDS, ssmax_kind
 
 ALLOWED = torch_checkpoint.ALLOWED
 """Every (module, name) the unpickler resolves (:mod:`arenalite.models.torch_checkpoint`)."""
@@ -55,8 +56,6 @@ CONFIG_DEFAULTS: dict[str, Any] = {
     "bias_free_ln": False, "zero_init": True, "recompute": False,
 }
 """``tabicl._model.tabicl.TabICL.__init__``'s parameters and defaults (tabicl 2.2.0), in order."""
-SSMAX_KINDS = ("none", "ssmax", "ssmax-mlp", "ssmax-mlp-elementwise", "qassmax-mlp",
-               "qassmax-mlp-elementwise")
 SSMAX_HIDDEN = 64
 """Hidden width of the SSMax MLPs (fixed in ``tabicl._model.ssmax``)."""
 ACTIVATIONS = ("gelu", "relu")
@@ -140,10 +139,6 @@ def check_config(config: object, where: str = "TabICL config") -> dict:
     return out
 
 
-def _ssmax_kind(value: bool | str) -> str:
-    return ("qassmax-mlp-elementwise" if value else "none") if isinstance(value, bool) else value
-
-
 def _attention_block(p: str, d: int, heads: int, ff: int, ssmax: str,
                      bias_free_ln: bool) -> dict[str, tuple[int, ...]]:
     """One ``MultiheadAttentionBlock`` (an ``nn.TransformerEncoderLayer`` whose self_attn is
@@ -198,7 +193,7 @@ def expected_shapes(config: dict) -> dict[str, tuple[int, ...]]:
         b = f"{p}tf_col.blocks.{i}."
         shapes[b + "ind_vectors"] = (c["col_num_inds"], e)
         shapes.update(_attention_block(b + "multihead_attn1.", e, c["col_nhead"],
-                                       e * c["ff_factor"], _ssmax_kind(c["col_ssmax"]),
+                                       e * c["ff_factor"], ssmax_kind(c["col_ssmax"]),
                                        bias_free))
         shapes.update(_attention_block(b + "multihead_attn2.", e, c["col_nhead"],
                                        e * c["ff_factor"], "none", bias_free))
@@ -223,7 +218,7 @@ def expected_shapes(config: dict) -> dict[str, tuple[int, ...]]:
     p = "icl_predictor."
     for i in range(c["icl_num_blocks"]):
         shapes.update(_attention_block(f"{p}tf_icl.blocks.{i}.", icl, c["icl_nhead"],
-                                       icl * c["ff_factor"], _ssmax_kind(c["icl_ssmax"]),
+                                       icl * c["ff_factor"], ssmax_kind(c["icl_ssmax"]),
                                        bias_free))
     if norm_first:
         shapes.update(_layer_norm(p + "ln.", icl, bias_free))
