@@ -110,7 +110,8 @@ def test_encode_reads_the_models_encoding_from_the_manifest(
     entries = json.loads(registry.PATH.read_text())["models"]
     assert {e["name"]: e["encoding"] for e in entries} == {
         "knn": "common", "attention": "common", "icl_transformer": "common",
-        "tabular_fm": "common", "tabicl": "tabicl", "tabpfn": "tabpfn"}
+        "tabular_fm": "common", "tabicl": "tabicl", "tabpfn": "tabpfn",
+        "tabfm": "arenalite.models.tabfm.predictor:encode"}
     frame = pd.DataFrame({"n": [1.0, np.nan, 3.0], "c": pd.Categorical(["a", "b", None])})
     common, _ = encoding.encode("knn", frame, frame)
     assert common.shape == (3, 3)  # n, then c one-hot

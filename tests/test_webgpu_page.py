@@ -168,10 +168,10 @@ def test_page_runs_models_and_downloads_the_runner_table(site: Path, served: str
     assert errors == [] and blocked == [], (errors, blocked)
     # the model list and its inputs come from the registry
     python_only = [m for m in models.MODELS if m not in models.WEBGPU_MODELS]
-    assert python_only == ["tabpfn"]
+    assert python_only == ["tabpfn", "tabfm"]
     assert [f[0] for f in form if f[1] == "checkbox"] == [
         f"use-{m}" for m in [*models.WEBGPU_MODELS, *python_only]]
-    assert disabled == ["use-tabpfn"]  # listed, with where it runs, not selectable
+    assert disabled == ["use-tabpfn", "use-tabfm"]  # listed, with where it runs, not selectable
     assert "Not on WebGPU yet: tabpfn runs in the python runner" in elsewhere
     assert ["knn-k", "number", "1", "64", "5"] in form
     assert ["attention-temperature", "number", "0", None, ""] in form
