@@ -148,6 +148,12 @@ def _dask_play(board: Board, model: Model, task: Task, host_threads: dict[str, i
     return play(board, model, task)
 
 
+def _hold(board: Any) -> Any:
+    """A board as a Dask task's result: its worker keeps it for the table's tasks, and the
+    scheduler can make it again if that worker dies (scattered data would be lost)."""
+    return board
+
+
 def dask_client(executor: Any) -> Any:
     """The ``distributed.Client`` behind ``executor`` (a Client, its ``get_executor()``,
     or a scheduler address), or None when it is not Dask."""
@@ -163,8 +169,9 @@ def dask_client(executor: Any) -> Any:
 
 def on_dask(tasks: Sequence[Task], boards: Boards, models: dict[str, Model],
             client: Any) -> Iterator[Outcome]:
-    """Play the tasks on a Dask cluster: each board scattered once, each task a future;
-    ``KilledWorker`` (the task's workers died ``allowed-failures`` times) is a failure."""
+    """Play the tasks on a Dask cluster: each board sent once (a task holding it, which
+    the scheduler can rerun when its worker dies), each task a future; ``KilledWorker``
+    (the task's workers died ``allowed-failures`` times) is a failure."""
     from distributed import as_completed
     from distributed.scheduler import KilledWorker
 
@@ -175,11 +182,11 @@ def on_dask(tasks: Sequence[Task], boards: Boards, models: dict[str, Model],
         host_threads[host] = host_threads.get(host, 0) + int(worker.get("nthreads", 1))
     scattered: dict[str, Any] = {}
     futures = {}
-    model_refs = {label: client.scatter(m, broadcast=True) for label, m in models.items()}
+    held = {label: client.submit(_hold, m, pure=False) for label, m in models.items()}
     for task in tasks:
         if task.table not in scattered:
-            scattered[task.table] = client.scatter(boards(task.table))
-        future = client.submit(_dask_play, scattered[task.table], model_refs[task.model], task,
+            scattered[task.table] = client.submit(_hold, boards(task.table), pure=False)
+        future = client.submit(_dask_play, scattered[task.table], held[task.model], task,
                                host_threads, pure=False)
         futures[future] = task
     for future in as_completed(list(futures)):
