@@ -680,7 +680,7 @@ them:
 """),
             code('''from pathlib import Path
 
-from arenalite import runner, splits
+from arenalite import splits
 from arenalite.datasets import table
 
 TABLE = Path("penguins.csv")  # the file you dropped into the file browser
@@ -697,24 +697,30 @@ download it from the file browser when you save it next to your table:
 persisted = table.make_table_splits(own)
 path = splits.save(persisted, Path(tempfile.gettempdir()) / f"{own.name}.splits.json")
 print(f"{path.name}: {persisted['kind']}, {len(persisted['splits'])} splits, fingerprint "
-      f"{persisted['fingerprint']['target_sha256'][:12]}…")
-first = {**persisted, "n_repeats": 2,
-         "splits": [e for e in persisted["splits"] if e["repeat"] < 2]}  # quick in a browser'''),
+      f"{persisted['fingerprint']['target_sha256'][:12]}…")'''),
             md("""
-The models on the first two repeats. Each encodes text and missing cells as docs/models.md
+The models on every split of the first two repeats (`n_repeats=2`: quick in a browser),
+in one call: `arenalite.tournament` takes the table with its roles (the same keywords as
+`read_table`, plus the split options), makes its splits and plays every model on every
+split in this process. Each model encodes text and missing cells as docs/models.md
 ("Tables") defines: one-hot or ordinal codes and context means for knn, attention and
 icl_transformer; tabicl exactly as the `tabicl` package does. tabicl runs when its
 checkpoint is beside the notebook (upload it as in "TabICLv2 from your own checkpoint"):
 """),
-            code('''data = {own.name: table.to_dataset(own, drop=persisted["excluded_columns"])}
-first["excluded_columns"] = []  # to_dataset has left them out
-models = [{"name": "knn", "k": 5}, {"name": "knn", "k": 15}, {"name": "attention"},
+            code('''models = [{"name": "knn", "k": 5}, {"name": "knn", "k": 15}, {"name": "attention"},
           {"name": "icl_transformer"}]
 CHECKPOINT = Path("tabicl-classifier-v2-20260212.ckpt")
 if CHECKPOINT.is_file():
     models.append({"name": "tabicl", "weights": str(CHECKPOINT), "label": "tabicl (TabICLv2)"})
-results = runner.run(data, {own.name: first}, models, progress=False)
+played = arenalite.tournament(TABLE, models, target=TARGET, n_repeats=2, n_bootstrap=200,
+                              report=False, progress=False)
+results = played.results
 results.groupby(["metric", "model"])["score"].mean().unstack("model").round(4)'''),
+            md("""
+The tournament's scorecard: each split a match between two models, the lower error wins;
+the Elo is the Bradley-Terry fit of those matches with its 95 % split-bootstrap interval:
+"""),
+            code('''played.scorecard'''),
             md("""
 Ranked like any results table, each split a match day:
 """),

@@ -20,8 +20,7 @@ import os
 import pickle
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Executor, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
+from concurrent.futures import FIRST_COMPLETED, Executor, wait
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -84,6 +83,9 @@ def process_pool(tasks: Sequence[Task], boards: Boards, models: dict[str, Model]
                  workers: int) -> Iterator[Outcome]:
     """Play the tasks on ``workers`` processes; a dead worker's task is recorded as
     failed (blamed only when it kills a worker running alone) and the pool replaced."""
+    from concurrent.futures import ProcessPoolExecutor  # not on wasm32: imported when used
+    from concurrent.futures.process import BrokenProcessPool
+
     share = max(1, cores() // workers)
     with tempfile.TemporaryDirectory(prefix="arenalite-boards-") as folder:
         paths: dict[str, str] = {}
@@ -96,7 +98,7 @@ def process_pool(tasks: Sequence[Task], boards: Boards, models: dict[str, Model]
                 paths[name] = path
             return paths[name]
 
-        def new_pool(n: int) -> ProcessPoolExecutor:
+        def new_pool(n: int) -> Any:
             return ProcessPoolExecutor(n, initializer=_worker_init, initargs=(share,))
 
         pending = list(reversed(tasks))
@@ -256,7 +258,7 @@ def execute(tasks: Sequence[Task], boards: Boards, models: dict[str, Model],
     client = dask_client(executor)
     if client is not None:
         return on_dask(tasks, boards, models, client)
-    if isinstance(executor, ProcessPoolExecutor):
+    if type(executor).__name__ == "ProcessPoolExecutor":  # a fresh pool of its size, ours
         return process_pool(tasks, boards, models, executor._max_workers)
     if isinstance(executor, Executor):
         return _generic(tasks, boards, models, executor)
