@@ -247,3 +247,43 @@ def test_cli_tournament_prints_the_scorecard_and_exits_0(tmp_path, capsys):
     assert main(["tournament", "iris", "--model", "knn", "--impute", "nobody", "-o",
                  str(tmp_path / "x")]) == 2
     assert "impute model 'nobody'" in capsys.readouterr().err
+
+
+def test_registry_limits_make_pairs_not_applicable():
+    from arenalite.tournament.entrants import RegistryModel
+
+    assert "no webgpu implementation" in RegistryModel({"name": "tabpfn"}).not_applicable(
+        "binary", 5, 2, "webgpu")
+    assert RegistryModel({"name": "icl_transformer"}).not_applicable(
+        "multiclass", 4, 11, "python") == ("icl_transformer takes at most 10 classes (the "
+                                           "weights' max_classes), got 11")
+    assert "at most 32 features" in RegistryModel({"name": "icl_transformer"}).not_applicable(
+        "multiclass", 400, 3, "python")
+    assert RegistryModel({"name": "knn"}).not_applicable("multiclass", 400, 30, "webgpu") is None
+    many = pd.DataFrame({"x": np.arange(60.0) % 7, "y": np.arange(60) % 12})
+    result = arenalite.tournament(many, ["knn", "icl_transformer"], target="y",
+                                  task="multiclass", **FAST)
+    assert list(result.not_applicable["model"]) == ["icl_transformer"]
+    assert set(result.results["model"]) == {"knn"}
+    assert result.scorecard.set_index("model").loc["icl_transformer", "missed"] == len(
+        result.results)
+
+
+def test_progress_shows_eta_and_what_runs():
+    import io
+
+    from arenalite.progress import Progress, eta_text
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    assert eta_text(10.0, 1, 4) == "0:30" and eta_text(0.0, 0, 4) == "?"
+    assert eta_text(3600.0, 1, 3) == "2:00:00"
+    stream = Terminal()
+    with Progress(4, "tournament", stream=stream, eta=True) as bar:
+        bar.update(0, status="wine · knn")
+        bar.update(4)
+    text = stream.getvalue()
+    assert "tournament [" in text and "0/4" in text and "ETA ?" in text and "wine · knn" in text
+    assert text.endswith("\n")
