@@ -843,6 +843,112 @@ if CHECKPOINT.is_file():
 else:
     print(f"{CHECKPOINT} is not here: download and upload it (steps above) to rank TabPFN v3")'''),
         ]),
+    "12_google_tabfm_own_checkpoint": notebook(
+        "Google TabFM from your own checkpoint",
+        """
+`tabfm` is Google TabFM (the [`tabfm` package](https://pypi.org/project/tabfm/) 1.0.1,
+Apache-2.0 code; its weights are on the Hugging Face hub under Google's own terms), run in
+numpy by arenalite's Python runner from **your own checkpoint**: the wrappers' preprocessing,
+ensemble and the forward, equal to the package's `TabFMClassifier.predict_proba` and
+`TabFMRegressor.predict` (float32) on the test fixtures. It is not "tabular_fm (ours)",
+arenalite's own small model. No Google TabFM weights ship with arenalite. The browser has
+no torch, so this notebook first makes a small checkpoint of **random weights** with numpy
+(`arenalite.models.tabfm.random_checkpoint`) and runs it on persisted splits next to kNN.
+The last section shows how to run the real `google/tabfm-1.0.0-pytorch` folder instead.
+
+> **⚠ RANDOM WEIGHTS.** Every score in this notebook until the last section comes from a
+> checkpoint of random weights made here, **not from Google TabFM**: it shows how the model
+> runs and ranks, not how good Google TabFM is. Its label in every table says so.
+""",
+        [
+            md("""
+A classifier and a regressor of Google TabFM's architecture (Fourier cell embeddings over
+feature groups, two column stages of induced set attention, two row stages with rotary
+positions and CLS tokens, the in-context stage and its decoder), shrunk to a toy: 16-wide
+embeddings, one or two of each block. Every tensor is drawn at random (the Fourier and
+rotary frequencies and the norm scales too). They are written as the package's
+`save_pretrained` writes them, a folder holding `classification/` and `regression/`, each
+with `config.json` and `model.safetensors`: the layout of the hub's folder.
+"""),
+            code('''import tempfile
+from pathlib import Path
+
+from arenalite.models import tabfm
+
+toy = {"embed_dim": 16, "max_classes": 10, "col_num_blocks": 1, "col_nhead": 2,
+       "col_num_inds": 4, "row_num_blocks": 2, "row_nhead": 2, "row_num_cls": 2,
+       "icl_num_blocks": 2, "icl_nhead": 2, "ff_factor": 2, "feature_group_size": 3}
+folder = Path(tempfile.gettempdir()) / "tabfm_random"
+for seed, task in enumerate(["classification", "regression"]):
+    checkpoint = tabfm.random_checkpoint({**toy, "is_classifier": task == "classification"},
+                                         seed=seed)
+    tabfm.save_pretrained(checkpoint, folder / task)
+print(sorted(str(p.relative_to(folder)) for p in folder.rglob("*.*")))'''),
+            md("""
+The persisted splits of iris, wine and diabetes (the first repeat of each, three folds, to
+stay quick in the browser), and the runner with the random checkpoint beside kNN. The
+`weights` folder holds both tasks; each dataset's task picks its subfolder. The model's
+label names its weights; `n_estimators=4` keeps it quick (the package's default is 32):
+"""),
+            code('''import pandas as pd
+
+from arenalite import datasets, runner, splits
+
+data = {name: datasets.load(name) for name in ["iris", "wine", "diabetes"]}
+persisted = {}
+for name, ds in data.items():
+    s = splits.make_splits(ds.n_rows, ds.task, y=ds.y, dataset=name)
+    persisted[name] = {**s, "n_repeats": 1, "splits": [e for e in s["splits"] if e["repeat"] == 0]}
+RANDOM = "tabfm (RANDOM weights, not Google TabFM)"
+results = runner.run(data, persisted, [
+    {"name": "tabfm", "weights": str(folder), "n_estimators": 4, "label": RANDOM},
+    {"name": "knn", "k": 5}], progress=False)
+results.groupby(["dataset", "metric", "model"])["score"].mean().unstack("model").round(4)'''),
+            md("""
+Log loss and RMSE, lower is better. Random weights do no better than a guess; kNN does far
+better. Ranked like any other results table (each split a match day), normalized so that
+a score of 0 is 1 and the random-weight model's own is 0:
+"""),
+            code('''bench = arenalite.load_df(results, seed="seed",
+                          metric_type_bounds={"log_loss": (0.0, RANDOM), "rmse": (0.0, RANDOM)})
+agg = bench.aggregate_ranking()
+agg.table'''),
+            code('''fig = agg.plot(title="Random-weight Google TabFM next to kNN")
+fig'''),
+            md("""
+## The real Google TabFM
+
+1. Download the folder `google/tabfm-1.0.0-pytorch` from the Hugging Face hub
+   ([google/tabfm-1.0.0-pytorch](https://huggingface.co/google/tabfm-1.0.0-pytorch), under
+   Google's terms), e.g. `huggingface-cli download google/tabfm-1.0.0-pytorch --local-dir
+   tabfm-1.0.0-pytorch`. It holds `classification/` and `regression/`.
+2. A browser takes one file more easily than a folder: convert the task you need on your
+   machine, `arenalite convert tabfm tabfm-1.0.0-pytorch/classification -o
+   tabfm-classification.safetensors` (no torch needed; `weights` takes the folder, its
+   parent or that file).
+3. In JupyterLite, upload the file into the file browser first (drag it onto the file list
+   on the left, or its upload button): it lands beside this notebook. In CPython, give the
+   folder's or the file's path.
+4. Run the cell below; it does nothing until the file is there.
+
+From a shell the same run is `arenalite run iris wine --model
+tabfm:weights=tabfm-1.0.0-pytorch --model knn -o runs/`. The full model (256-wide, 24
+in-context blocks, 32 members) is far slower in numpy than this toy, and slower again in
+the browser: start with one dataset, a few splits and fewer members (`n_estimators`).
+"""),
+            code('''CHECKPOINT = Path("tabfm-classification.safetensors")  # or the folder
+if CHECKPOINT.exists():
+    real = {"name": "tabfm", "weights": str(CHECKPOINT), "label": "tabfm (Google TabFM)"}
+    classifiers = {k: data[k] for k in ["iris", "wine"]}
+    real_results = runner.run(classifiers, {k: persisted[k] for k in classifiers},
+                              [real, {"name": "knn", "k": 5}], progress=False)
+    real_bench = arenalite.load_df(real_results, seed="seed",
+                                   metric_type_bounds={"log_loss": (0.0, "knn")})
+    print(real_bench.elo_ranking(n_bootstrap=200, random_state=0).table.to_string(index=False))
+else:
+    print(f"{CHECKPOINT} is not here: download and upload it (steps above) to rank "
+          "Google TabFM")'''),
+        ]),
 }
 
 

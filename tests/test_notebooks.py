@@ -33,7 +33,7 @@ NOTEBOOKS = sorted(CONTENT.glob("*.ipynb"))
 EXPECTED = {"01_quick_start", "02_performance_profiles", "03_three_rankings", "10_your_own_table",
             "04_statistics_and_gate", "05_auroc_vs_auprc", "06_splits_and_webgpu",
             "07_gate_protocol", "08_tabular_fm", "09_tabicl_own_checkpoint",
-            "11_tabpfn_own_checkpoint"}
+            "11_tabpfn_own_checkpoint", "12_google_tabfm_own_checkpoint"}
 
 
 def code_cells(path: Path) -> list[str]:
@@ -195,6 +195,27 @@ def test_11_tabpfn_says_its_weights_are_random() -> None:
     assert real.startswith('CHECKPOINT = Path("tabpfn-v3-classifier-v3_default.ckpt")')
     text = "".join(c["source"] for c in nb["cells"] if c["cell_type"] == "markdown")
     assert "Prior-Labs/tabpfn_3" in text and "arenalite convert tabpfn" in text
+
+
+def test_12_google_tabfm_says_its_weights_are_random() -> None:
+    """The Google TabFM notebook runs a numpy random-weight checkpoint folder (both tasks),
+    says so where it is made and in every table, ranks it next to knn, and says how to run
+    the real google/tabfm-1.0.0-pytorch folder."""
+    path = CONTENT / "12_google_tabfm_own_checkpoint.ipynb"
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    intro = nb["cells"][0]["source"]
+    assert "RANDOM WEIGHTS" in intro and "not from Google TabFM" in intro
+    namespace, _ = executed(path)
+    results = namespace["results"]
+    random = "tabfm (RANDOM weights, not Google TabFM)"
+    assert set(results["model"]) == {random, "knn"}
+    assert set(results["dataset"]) == {"iris", "wine", "diabetes"} and len(results) == 3 * 2 * 3
+    assert np.isfinite(results["score"]).all()
+    assert list(namespace["agg"].table["model"]) == ["knn", random]
+    assert not Path(namespace["folder"]).is_relative_to(CONTENT)
+    assert not namespace["CHECKPOINT"].exists()
+    text = "".join(c["source"] for c in nb["cells"] if c["cell_type"] == "markdown")
+    assert "google/tabfm-1.0.0-pytorch" in text and "arenalite convert tabfm" in text
 
 
 def test_09_tabicl_says_its_weights_are_random() -> None:
