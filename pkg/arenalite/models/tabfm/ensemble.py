@@ -264,13 +264,28 @@ def fit_members(x_train: np.ndarray, y_train: np.ndarray, task: str, n_categoric
 
 @dataclass(frozen=True)
 class MemberInputs:
-    """The model's inputs, one row of the first axis per member, in plan order."""
+    """The model's inputs per member, in plan order; each member's table is made when asked
+    for (:meth:`member_x`), so that only the pipelines' outputs are held at once."""
 
-    x: np.ndarray  # members × (n_train + n_test) × width, float32 (zero-padded columns)
+    rows: dict[str, np.ndarray]  # method → (n_train + n_test) × F′ float32 pipeline output
+    methods: tuple[str, ...]
+    patterns: np.ndarray  # members × d, int64
+    width: int  # the widest member's column count (the batch's padded width)
     y_train: np.ndarray  # members × n_train, float32
     d: np.ndarray  # members, int64: active (unpadded) feature count
     cat_mask: np.ndarray  # members × width, bool
     n_train: int
+
+    def member_x(self, i: int) -> np.ndarray:
+        """Member i's rows (train then test) × ``width``, float32, zero-padded columns."""
+        x = self.rows[self.methods[i]][:, self.patterns[i]]
+        pad = self.width - x.shape[1]
+        return np.pad(x, ((0, 0), (0, pad))) if pad else x
+
+    @property
+    def x(self) -> np.ndarray:
+        """Every member's rows: members × (n_train + n_test) × width (tests, small tables)."""
+        return np.stack([self.member_x(i) for i in range(len(self.methods))])
 
 
 def member_inputs(plan: EnsemblePlan, x_test: np.ndarray) -> MemberInputs:
@@ -287,20 +302,18 @@ def member_inputs(plan: EnsemblePlan, x_test: np.ndarray) -> MemberInputs:
         raise ValueError(f"X_test has a non-finite value {x[row, col].item()!r} in row {row}, "
                          f"column {col}; the package refuses NaN and infinity in an array")
     x = x[:, plan.features]
+    rows = {method: np.concatenate([fit.x_train, transform(fit, x)], axis=0).astype(np.float32)
+            for method, fit in plan.pipelines.items()}
     m, width = plan.n_members, plan.patterns.shape[1]
-    out = np.zeros((m, plan.n_train + x.shape[0], width), dtype=np.float32)
-    methods = np.array(plan.methods)
-    for method, fit in plan.pipelines.items():
-        rows = np.concatenate([fit.x_train, transform(fit, x)], axis=0)
-        idx = np.flatnonzero(methods == method)
-        out[idx] = rows[:, plan.patterns[idx]].transpose(1, 0, 2)
     if plan.classes is None:
         y = np.broadcast_to(plan.y_train.astype(np.float32), (m, plan.n_train)).copy()
     else:
         y = ((plan.y_train[np.newaxis, :] + plan.offsets[:, np.newaxis])
              % plan.n_classes).astype(np.float32)
-    d = np.full(m, width, dtype=np.int64)
-    return MemberInputs(out, y, d, plan.categorical[plan.patterns], plan.n_train)
+    d = np.array([len(p) for p in plan.patterns], dtype=np.int64)
+    cat_mask = np.zeros((m, width), dtype=bool)
+    cat_mask[:, :plan.patterns.shape[1]] = plan.categorical[plan.patterns]
+    return MemberInputs(rows, plan.methods, plan.patterns, width, y, d, cat_mask, plan.n_train)
 
 
 def _outputs(outputs: object, plan: EnsemblePlan, name: str) -> np.ndarray:

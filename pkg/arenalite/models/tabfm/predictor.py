@@ -52,10 +52,11 @@ def member_outputs(model: TabFMModel, inputs: ensemble.MemberInputs,
     timings (ms) summed over the members."""
     n = inputs.n_train
     outs, total = [], None
-    for i in range(inputs.x.shape[0]):
-        context = fit_context(model, inputs.x[i, :n], inputs.y_train[i], int(inputs.d[i]),
+    for i in range(len(inputs.methods)):
+        x = inputs.member_x(i)
+        context = fit_context(model, x[:n], inputs.y_train[i], int(inputs.d[i]),
                               inputs.cat_mask[i], clock)
-        outs.append(predict_queries(model, context, inputs.x[i, n:], clock, context.timings))
+        outs.append(predict_queries(model, context, x[n:], clock, context.timings))
         t = context.timings.as_dict()
         total = t if total is None else {
             k: ([a + b for a, b in zip(v, t[k], strict=True)] if isinstance(v, list)
