@@ -90,9 +90,13 @@ def embed(stage: CellStage, x: np.ndarray, cat_mask: np.ndarray | None = None,
     x = np.nan_to_num(as_float32(x), nan=NAN_CELL)
     cat = None if cat_mask is None else np.asarray(cat_mask, dtype=bool)
     per_row = x.shape[1] * 2 * stage.freqs.shape[1] * 3
-    parts = chunks(x.shape[0], threads.spread(x.shape[0], SCRATCH_FLOATS // max(per_row, 1)))
-    done = threads.map_chunks(lambda rows: _embed_rows(stage, x[rows], cat), parts)
-    out = np.concatenate(done) if len(done) != 1 else done[0]
+    out = np.empty((*x.shape, stage.root["in_linear.weight"].shape[0]), np.float32)
+
+    def run(rows: slice) -> None:
+        out[rows] = _embed_rows(stage, x[rows], cat)
+
+    threads.map_chunks(run, chunks(x.shape[0], threads.spread(x.shape[0],
+                                                              SCRATCH_FLOATS // max(per_row, 1))))
     if y_context is not None and len(y_context):
         out[:len(y_context)] += stage.target_embedding(np.asarray(y_context))[:, None, :]
     return out

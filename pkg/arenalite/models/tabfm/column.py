@@ -72,17 +72,21 @@ def _context_columns(stage: ColumnStage, src: np.ndarray):
 
 
 def fit_context(stage: ColumnStage, x: np.ndarray) -> tuple[np.ndarray, ColumnCache]:
-    """Context rows' embeddings (N, C, E) → the stage's output (N, C, E) and its cache."""
-    n, c, _ = x.shape
+    """Context rows' embeddings (N, C, E) → the stage's output (N, C, E) and its cache.
+    Each chunk of columns writes its part of the output in place (no second copy)."""
+    n, c, e = x.shape
+    out = np.empty((n, c, e), np.float32)
+
+    def run(cols: slice):
+        done, kv = _context_columns(stage, np.ascontiguousarray(x[:, cols].swapaxes(0, 1)))
+        out[:, cols] = done.swapaxes(0, 1)
+        return kv
+
     parts = chunks(c, threads.spread(c, stage.chunk_columns(n)))
-    done = threads.map_chunks(
-        lambda cols: _context_columns(stage, np.ascontiguousarray(x[:, cols].swapaxes(0, 1))),
-        parts)
-    out = np.concatenate([o for o, _ in done]).swapaxes(0, 1)
-    kv = tuple((np.concatenate([kv[i][0] for _, kv in done]),
-                np.concatenate([kv[i][1] for _, kv in done]))
+    kvs = threads.map_chunks(run, parts)
+    kv = tuple((np.concatenate([k[i][0] for k in kvs]), np.concatenate([k[i][1] for k in kvs]))
                for i in range(len(stage.blocks)))
-    return np.ascontiguousarray(out), ColumnCache(kv)
+    return out, ColumnCache(kv)
 
 
 def _query_columns(stage: ColumnStage, cache: ColumnCache, src: np.ndarray,
@@ -94,10 +98,12 @@ def _query_columns(stage: ColumnStage, cache: ColumnCache, src: np.ndarray,
 
 def queries(stage: ColumnStage, cache: ColumnCache, x: np.ndarray) -> np.ndarray:
     """Query rows' embeddings (M, C, E) → the stage's output (M, C, E), from the cache."""
-    m, c, _ = x.shape
-    parts = chunks(c, threads.spread(c, stage.chunk_columns(m)))
-    done = threads.map_chunks(
-        lambda cols: _query_columns(stage, cache,
-                                    np.ascontiguousarray(x[:, cols].swapaxes(0, 1)), cols),
-        parts)
-    return np.ascontiguousarray(np.concatenate(done).swapaxes(0, 1))
+    m, c, e = x.shape
+    out = np.empty((m, c, e), np.float32)
+
+    def run(cols: slice) -> None:
+        src = np.ascontiguousarray(x[:, cols].swapaxes(0, 1))
+        out[:, cols] = _query_columns(stage, cache, src, cols).swapaxes(0, 1)
+
+    threads.map_chunks(run, chunks(c, threads.spread(c, stage.chunk_columns(m))))
+    return out

@@ -57,8 +57,12 @@ def _rows(stage: RowStage, h: np.ndarray) -> np.ndarray:
 
 def interact(stage: RowStage, x: np.ndarray) -> np.ndarray:
     """Rows' tokens (R, tokens, E) → (R, tokens, E), or (R, row_num_cls · E) for the
-    second stage."""
+    second stage. Each chunk of rows writes its part of the output in place."""
     r, t, e = x.shape
-    parts = chunks(r, threads.spread(r, stage.chunk_rows(t, e)))
-    done = threads.map_chunks(lambda rows: _rows(stage, x[rows]), parts)
-    return np.concatenate(done) if len(done) != 1 else done[0]
+    out = np.empty((r, t, e) if stage.full else (r, stage.n_cls * e), np.float32)
+
+    def run(rows: slice) -> None:
+        out[rows] = _rows(stage, x[rows])
+
+    threads.map_chunks(run, chunks(r, threads.spread(r, stage.chunk_rows(t, e))))
+    return out
