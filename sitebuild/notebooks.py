@@ -949,6 +949,95 @@ else:
     print(f"{CHECKPOINT} is not here: download and upload it (steps above) to rank "
           "Google TabFM")'''),
         ]),
+    "13_tournament_of_your_own": notebook(
+        "A tournament of your own",
+        """
+The tournament methodology in one call: a **suite** of tables, every model on every split
+of every table, and the **scorecard**: each model's wins and losses against every other,
+its record and its Elo with a 95 % interval. Here the suite is four real tables that ship
+inside the arenalite wheel, so it runs offline and in JupyterLite, in this process:
+
+| table | task | rows | source | licence |
+|---|---|---|---|---|
+| penguins | multiclass | 344, text, missing cells | Gorman et al. 2014, palmerpenguins | CC0 1.0 |
+| breast_cancer | binary | 569 | Breast Cancer Wisconsin (Diagnostic), UCI | CC BY 4.0 |
+| wine | multiclass | 178 | Wine, UCI | CC BY 4.0 |
+| diabetes | regression | 442 | Efron et al. (2004), via scikit-learn | BSD-3-Clause |
+
+`arenalite/datasets/README.md` gives each file's source and licence. Put your own tables
+in the suite file the same way (`path = "my_table.csv"`, relative to the suite file).
+""",
+        [
+            md("""
+A suite file is TOML (or JSON with the same keys): one `[[datasets]]` entry per table,
+a table file with its `target` (and `group_column`, `time_column`, `leakage_columns`,
+`categorical` when it has them), or a `bundled` dataset that knows its own roles. Split
+options go in the entry too: `n_repeats = 1` keeps this run quick (3 splits a table; the
+methodology's adaptive rule would give these small tables 20 repeats of 3 folds). The
+whole suite is checked before any work starts: a missing file or a column that is not
+there is one line naming the entry and the key.
+"""),
+            code('''import tempfile
+from importlib.resources import files
+from pathlib import Path
+
+penguins = Path(str(files("arenalite.datasets") / "penguins.csv.gz"))
+folder = Path(tempfile.mkdtemp(prefix="tournament-"))
+suite_file = folder / "suite.toml"
+suite_file.write_text(f"""name = "four real tables"
+
+[[datasets]]
+name = "penguins"
+path = "{penguins.as_posix()}"
+target = "species"
+n_repeats = 1
+
+[[datasets]]
+bundled = "breast_cancer"
+n_repeats = 1
+
+[[datasets]]
+bundled = "wine"
+n_repeats = 1
+
+[[datasets]]
+bundled = "diabetes"
+n_repeats = 1
+""", encoding="utf-8")
+suite = arenalite.tournament.read_suite(suite_file)
+suite.names'''),
+            md("""
+The tournament: the splits are made once into `OUT/splits/`, every model plays every
+split of every table here in this process (the only way in the browser; `workers=2` or a
+Dask client spread it elsewhere), and each finished task's row is appended to
+`OUT/results.csv` at once. The penguins rows are sorted by species, and the table reader
+says so: the iid splits draw rows at random, so they stay valid.
+"""),
+            code('''models = ["knn:k=5", "knn:k=15", "attention", "icl_transformer"]
+out = folder / "run"
+played = arenalite.tournament(suite_file, models, out=out, n_bootstrap=200, report=False,
+                              progress=False)
+played'''),
+            md("""
+The scorecard: one split of one table is a match between two models; the lower error
+wins (1 − AUC, log loss or RMSE: the table's own metric), equal errors tie. `elo` is the
+Bradley-Terry fit of exactly those matches, `elo_low`/`elo_high` its 95 % split-bootstrap
+interval, and each `vs` column the row model's record against that opponent:
+"""),
+            code('''played.scorecard'''),
+            code('''fig = played.plot(title="Elo, 95 % split-bootstrap intervals, four real tables")
+fig'''),
+            code('''fig = played.plot_record(title="Splits won by the row model against the column")
+fig'''),
+            md("""
+Nothing is lost when a run stops: the same call again runs only the tasks that have no
+row in `OUT/results.csv` (here none), and returns the same scorecard:
+"""),
+            code('''again = arenalite.tournament(suite_file, models, out=out, n_bootstrap=200,
+                             report=False, progress=False)
+assert again.scorecard.equals(played.scorecard)
+print(len(again.results), "rows;", sorted(p.name for p in out.iterdir()))'''),
+        ]),
 }
 
 

@@ -33,7 +33,8 @@ NOTEBOOKS = sorted(CONTENT.glob("*.ipynb"))
 EXPECTED = {"01_quick_start", "02_performance_profiles", "03_three_rankings", "10_your_own_table",
             "04_statistics_and_gate", "05_auroc_vs_auprc", "06_splits_and_webgpu",
             "07_gate_protocol", "08_tabular_fm", "09_tabicl_own_checkpoint",
-            "11_tabpfn_own_checkpoint", "12_google_tabfm_own_checkpoint"}
+            "11_tabpfn_own_checkpoint", "12_google_tabfm_own_checkpoint",
+            "13_tournament_of_your_own"}
 
 
 def code_cells(path: Path) -> list[str]:
