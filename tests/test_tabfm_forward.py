@@ -90,6 +90,23 @@ def test_the_cache_gives_identical_rows_for_any_query_batch(name: str) -> None:
     np.testing.assert_allclose(whole, f["output"][n:], atol=3 * TOL, rtol=0)
 
 
+@pytest.mark.parametrize("name", ["binary", "regression"])
+def test_the_streamed_icl_stage_gives_the_cached_bits(name: str,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the cache budget the ICL keys and values are made block by block per call:
+    the same bits as the kept cache."""
+    m, f, n = load(name)
+    args = (m, f["x"][:n], f["y"], f["x"][n:])
+    kept, _ = model.forward(*args, d=int(f["d"]), cat_mask=f["cat_mask"])
+    monkeypatch.setattr(model, "ICL_CACHE_BYTES", 0)
+    context = model.fit_context(m, f["x"][:n], f["y"], d=int(f["d"]), cat_mask=f["cat_mask"])
+    assert context.icl.kv is None and context.icl.h is not None
+    streamed = model.predict_queries(m, context, f["x"][n:])
+    np.testing.assert_array_equal(streamed, kept)
+    one = [model.predict_queries(m, context, f["x"][i:i + 1]) for i in range(n, n + 3)]
+    np.testing.assert_array_equal(np.concatenate(one), kept[:3])
+
+
 def test_padded_columns_change_nothing() -> None:
     """Columns past d (the batch's padding) are never read, whatever they hold."""
     m, f, n = load("multiclass_padded")

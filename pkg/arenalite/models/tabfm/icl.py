@@ -6,7 +6,9 @@ row attends to the context rows only.
 
 So the context's keys and values per block depend on the context alone: they are the ICL
 stage's KV cache (:func:`fit_context`), computed once per split; any block of query rows
-then goes through alone (:func:`query`).
+then goes through alone (:func:`query`). Where the cache of every block would pass the
+model's budget (v1.0.0: 384 KiB per context row), :func:`stream` takes all query blocks
+through one transformer block at a time instead, holding one block's keys and values.
 """
 
 from __future__ import annotations
@@ -49,9 +51,12 @@ class ICLStage:
 
 @dataclass
 class ICLContext:
-    """The context's keys and values per block, each (heads, N, d_head)."""
+    """The context's keys and values per block, each (heads, N, d_head); or, where they
+    would not fit the budget, the context rows' input to the first block (``h``), from
+    which :func:`stream` computes each block's keys and values once per call."""
 
-    kv: list[tuple[np.ndarray, np.ndarray]]
+    kv: list[tuple[np.ndarray, np.ndarray]] | None
+    h: np.ndarray | None = None
 
 
 def _through(stage: ICLStage, block: AttentionBlock, h: np.ndarray,
@@ -79,10 +84,13 @@ def _cache(block: AttentionBlock, h: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
 def fit_context(stage: ICLStage, r: np.ndarray, y: np.ndarray,
                 layer_ms: list[float] | None = None, clock=None,
-                last: bool = False) -> tuple[ICLContext, np.ndarray | None]:
+                last: bool = False, keep: bool = True) -> tuple[ICLContext, np.ndarray | None]:
     """Context rows' representations (N, D) with targets (N,) → the per-block KV cache,
-    and (``last=True``) the context rows' own output of the last block."""
+    and (``last=True``) the context rows' own output of the last block. ``keep=False``
+    keeps only the first block's input (:func:`stream` then runs the context)."""
     h = r + stage.target_encoding(y)
+    if not keep:
+        return ICLContext(None, h), None
     kv_all = []
     for i, block in enumerate(stage.blocks):
         start = clock() if layer_ms is not None else 0.0
@@ -93,6 +101,26 @@ def fit_context(stage: ICLStage, r: np.ndarray, y: np.ndarray,
         if layer_ms is not None:
             layer_ms[i] += (clock() - start) * 1e3
     return ICLContext(kv_all), (h if last else None)
+
+
+def stream(stage: ICLStage, context: ICLContext, queries: list[np.ndarray],
+           layer_ms: list[float] | None = None, clock=None) -> list[np.ndarray]:
+    """Query blocks (each (B, D)) → their last block's outputs, one block of the
+    transformer at a time: its context keys and values computed once, every query block
+    taken through them, then the context rows themselves; only one block's keys and
+    values exist at a time. The same arithmetic as :func:`fit_context` and :func:`query`
+    (bit for bit: the same products on the same shapes)."""
+    h, queries = context.h, list(queries)
+    for i, block in enumerate(stage.blocks):
+        start = clock() if layer_ms is not None else 0.0
+        kv = _cache(block, h)
+        queries = [_through(stage, block, q, kv) for q in queries]
+        if i < len(stage.blocks) - 1:
+            h = _through(stage, block, h, kv)
+        del kv
+        if layer_ms is not None:
+            layer_ms[i] += (clock() - start) * 1e3
+    return queries
 
 
 def query(stage: ICLStage, context: ICLContext, r: np.ndarray,

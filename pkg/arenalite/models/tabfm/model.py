@@ -23,7 +23,11 @@ values, and the ICL stage's context keys and values per block); :func:`predict_q
 then runs any query rows through them, in fixed blocks of :data:`QUERY_BLOCK` rows (the
 last block zero-padded), so a query row's output does not depend on how the caller
 batches the query rows. The context's rows never see the query rows (the package masks
-them out of every attention over rows), so this is the package's arithmetic.
+them out of every attention over rows), so this is the package's arithmetic. Past
+:data:`ICL_CACHE_BYTES` (v1.0.0: about 2,700 context rows) the ICL keys and values are
+not kept: each ``predict_queries`` call computes them one transformer block at a time,
+takes every query block through that block and drops them (the same bits, with one
+block's keys and values in memory instead of all of them): give it all query rows at once.
 
 :func:`stages` exposes every stage's output, for the tests against the package.
 """
@@ -43,6 +47,10 @@ from .layers import as_float32
 
 QUERY_BLOCK = 64
 """Query rows per pass through the query stages (the last block zero-padded)."""
+ICL_CACHE_BYTES = 1 << 30
+"""The most the ICL stage's context keys and values of every block may take (1 GiB);
+past it (v1.0.0: 2,731 context rows) they are computed block by block in each
+:func:`predict_queries` call instead (:func:`icl.stream`)."""
 
 
 class TabFMModel:
@@ -171,7 +179,9 @@ def _fit(model: TabFMModel, x: np.ndarray, y: np.ndarray, d: int,
     reps = row.interact(model.row_2, emb)
     t5 = clock()
     del emb
-    context, _ = icl.fit_context(model.icl, reps, y, timings.icl, clock)
+    cache_bytes = 2 * reps.size * 4 * len(model.icl.blocks)
+    context, _ = icl.fit_context(model.icl, reps, y, timings.icl, clock,
+                                 keep=cache_bytes <= ICL_CACHE_BYTES)
     timings.cells += (t1 - t0) * 1e3
     timings.column[0] += (t2 - t1) * 1e3
     timings.row[0] += (t3 - t2) * 1e3
@@ -180,8 +190,9 @@ def _fit(model: TabFMModel, x: np.ndarray, y: np.ndarray, d: int,
     return MemberContext(cache, cache_2, context, d, mask, timings)
 
 
-def _query_block(model: TabFMModel, context: MemberContext, x: np.ndarray,
-                 timings: Timings, clock) -> np.ndarray:
+def _query_reps(model: TabFMModel, context: MemberContext, x: np.ndarray,
+                timings: Timings, clock) -> np.ndarray:
+    """A block of query rows through the cells, column and row stages: (B, D)."""
     t0 = clock()
     emb = cells.embed(model.cells, x, context.cat_mask)
     t1 = clock()
@@ -192,39 +203,45 @@ def _query_block(model: TabFMModel, context: MemberContext, x: np.ndarray,
     emb = column.queries(model.column_2, context.column_2, emb)
     t4 = clock()
     reps = row.interact(model.row_2, emb)
-    t5 = clock()
-    hidden = icl.query(model.icl, context.icl, reps, timings.icl, clock)
-    t6 = clock()
-    out = model.decoder(hidden)
     timings.cells += (t1 - t0) * 1e3
     timings.column[0] += (t2 - t1) * 1e3
     timings.row[0] += (t3 - t2) * 1e3
     timings.column[1] += (t4 - t3) * 1e3
-    timings.row[1] += (t5 - t4) * 1e3
-    timings.decoder += (clock() - t6) * 1e3
-    return out
+    timings.row[1] += (clock() - t4) * 1e3
+    return reps
 
 
 def predict_queries(model: TabFMModel, context: MemberContext, x_query: np.ndarray,
                     clock: Callable[[], float] = time.perf_counter,
                     timings: Timings | None = None) -> np.ndarray:
-    """Query rows (M, H) → (M, max_classes) logits or (M, 1) values, from the caches."""
+    """Query rows (M, H) → (M, max_classes) logits or (M, 1) values, from the caches.
+
+    Past :data:`ICL_CACHE_BYTES` the context's ICL keys and values are computed here, one
+    transformer block at a time, once per call: give all query rows in one call."""
     x = as_float32(x_query)
     if x.ndim != 2 or x.shape[1] < context.d:
         raise ValueError(f"Google TabFM x_query must be rows × at least {context.d} "
                          f"features, got shape {x.shape}")
     x = x[:, :context.d]
     timings = timings if timings is not None else Timings(icl=[0.0] * len(model.icl.blocks))
-    outs = []
+    if x.shape[0] == 0:
+        return np.zeros((0, model.out_width), np.float32)
     with threads.pooled():
+        reps = []
         for start in range(0, x.shape[0], QUERY_BLOCK):
             block = x[start:start + QUERY_BLOCK]
-            n = block.shape[0]
-            if n < QUERY_BLOCK:
-                block = np.concatenate([block, np.zeros((QUERY_BLOCK - n, x.shape[1]),
-                                                        np.float32)])
-            outs.append(_query_block(model, context, block, timings, clock)[:n])
-    return np.concatenate(outs) if outs else np.zeros((0, model.out_width), np.float32)
+            if block.shape[0] < QUERY_BLOCK:
+                block = np.concatenate([block, np.zeros((QUERY_BLOCK - block.shape[0],
+                                                         x.shape[1]), np.float32)])
+            reps.append(_query_reps(model, context, block, timings, clock))
+        if context.icl.kv is not None:
+            hidden = [icl.query(model.icl, context.icl, r, timings.icl, clock) for r in reps]
+        else:
+            hidden = icl.stream(model.icl, context.icl, reps, timings.icl, clock)
+        t0 = clock()
+        out = np.concatenate([model.decoder(h) for h in hidden])[:x.shape[0]]
+        timings.decoder += (clock() - t0) * 1e3
+    return out
 
 
 def forward(model: TabFMModel, x_context: np.ndarray, y_context: np.ndarray,
