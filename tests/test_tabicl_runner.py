@@ -150,14 +150,16 @@ def test_a_process_pool_gives_the_same_table(split_dir: Path, tmp_path: Path,
     here = runner.run(data, persisted, models, progress=False)
     with ProcessPoolExecutor(2) as pool:
         pooled = runner.run(data, persisted, models, executor=pool, progress=False)
+    # each pool worker holds its model threads to its share of the cores (1 of 2 here),
+    # which regroups float32 row chunks: equal to float32 round-off (docs/models.md, "Threads")
     pd.testing.assert_frame_equal(here[["model", "split_id", "score"]],
-                                  pooled[["model", "split_id", "score"]])
+                                  pooled[["model", "split_id", "score"]], rtol=1e-6)
     # and through the command line
     code, _, err = run_cli(["run", "iris", "--model", model_spec(CLASSIFIER), "--workers", "2",
                             "--splits-dir", str(split_dir), "-o", str(tmp_path / "o")], capsys)
     assert code == 0, err
     cli_scores = pd.read_csv(tmp_path / "o" / "results.csv")["score"].to_numpy()
-    np.testing.assert_allclose(cli_scores, here["score"].to_numpy()[:2], rtol=1e-12)
+    np.testing.assert_allclose(cli_scores, here["score"].to_numpy()[:2], rtol=1e-6)
 
 
 @pytest.mark.needs_processes

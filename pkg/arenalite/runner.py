@@ -2,19 +2,17 @@
 
 ``run`` turns (datasets, persisted splits, model dicts) into the long results table of
 docs/ARCHITECTURE.md, one row per model × dataset × split, which ``load_df`` reads
-directly (``seed="seed"`` makes each split a match day). Work is cut into one task per
-(dataset, model, split), run in-process or on any ``concurrent.futures.Executor``
-(a process pool, a Dask client's ``get_executor()``); the table comes back in task
-order whichever executor ran it.
+directly (``seed="seed"`` makes each split a match day). Work is cut into one lazy task
+per (dataset, model, split) — names and a split index, the rows cut when it runs — and
+run by :mod:`arenalite.tournament.execute`: in process, on a process pool or on Dask;
+the table comes back in task order whichever executor ran it.
 """
 
 from __future__ import annotations
 
 import platform
-import time
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import Executor, as_completed
-from dataclasses import dataclass
+from concurrent.futures import Executor
 from functools import lru_cache
 from typing import Any
 
@@ -24,7 +22,7 @@ import pandas as pd
 from . import datasets as bundled
 from . import metrics
 from . import splits as split_io
-from .models import check_model, model_label, predict_timed
+from .models import check_model, model_label
 from .progress import Progress
 
 BASE_COLUMNS = ["model", "dataset", "task", "metric", "score", "error", "split_id", "repeat",
@@ -40,25 +38,6 @@ timestamps where the bridge has them), so T_fold's Σ_l T_layer(l) is there per 
 tables written before them load without them."""
 COLUMNS = BASE_COLUMNS + GPU_COLUMNS + LAYER_COLUMNS
 METRIC_OF_TASK = {"binary": "roc_auc", "multiclass": "log_loss", "regression": "rmse"}
-
-
-@dataclass(frozen=True)
-class FoldTask:
-    """Everything one (dataset, model, split) evaluation needs; picklable."""
-
-    dataset: str
-    task: str
-    n_classes: int | None
-    model_label: str
-    model: dict
-    split_id: str
-    repeat: int
-    fold: int
-    seed: int
-    x_train: np.ndarray | pd.DataFrame
-    y_train: np.ndarray
-    x_test: np.ndarray | pd.DataFrame
-    y_test: np.ndarray
 
 
 @lru_cache(maxsize=1)
@@ -110,24 +89,6 @@ def task_metric(task: str, y_true: np.ndarray, output: np.ndarray) -> tuple[floa
     return err, err
 
 
-def run_task(task: FoldTask) -> dict[str, Any]:
-    """Evaluate one model on one split: a row of the results table."""
-    output, t = predict_timed(task.model, task.x_train, task.y_train, task.x_test, task.task,
-                              task.n_classes)
-    score, error = task_metric(task.task, task.y_test, output)
-    floor_ms = time.get_clock_info("perf_counter").resolution * 1e3
-    total = max(t["total"], floor_ms)  # a coarse clock must not give 0 ms
-    return {"model": task.model_label, "dataset": task.dataset, "task": task.task,
-            "metric": METRIC_OF_TASK[task.task], "score": score, "error": error,
-            "split_id": task.split_id, "repeat": task.repeat, "fold": task.fold,
-            "seed": task.seed, "n_train": len(task.y_train), "n_test": len(task.y_test),
-            "runner": "python", "device": device_description(), "embed_ms": t["embed"],
-            "layers_ms": float(sum(t["layers"])), "head_ms": t["head"], "total_ms": total,
-            "rows_per_s": len(task.y_test) / (total / 1e3),
-            **dict.fromkeys(GPU_COLUMNS, np.nan), "layer_times_ms": layer_times(t["layers"]),
-            "gpu_layer_times_ms": np.nan}
-
-
 def layer_times(layers: Iterable[float]) -> str:
     """Per-layer ms in one CSV field, ";"-joined, 6 significant digits (the bridge's layerTimes)."""
     return ";".join(f"{float(v):.6g}" for v in layers)
@@ -165,10 +126,6 @@ def _features(ds: bundled.Dataset, excluded: Sequence[str],
     return np.asarray(ds.X)[:, keep]
 
 
-def _rows(X: np.ndarray | pd.DataFrame, rows: np.ndarray) -> np.ndarray | pd.DataFrame:
-    return X.iloc[rows] if isinstance(X, pd.DataFrame) else X[rows]
-
-
 def _check_split(name: str, ds: bundled.Dataset, s: Any) -> None:
     split_io.validate(s, source=f"splits[{name!r}]")
     if s["dataset"] is not None and s["dataset"] != name:
@@ -181,9 +138,14 @@ def _check_split(name: str, ds: bundled.Dataset, s: Any) -> None:
                          f"{ds.task!r}")
 
 
-def make_tasks(datasets: Mapping[str, bundled.Dataset] | Iterable[str],
-               splits: Mapping[str, dict], models: Sequence[dict]) -> list[FoldTask]:
-    """Validate the inputs of :func:`run` and cut them into tasks (dataset, model, split)."""
+def boards_and_tasks(datasets: Mapping[str, bundled.Dataset] | Iterable[str],
+                     splits: Mapping[str, dict], models: Sequence[dict]) -> tuple[Any, ...]:
+    """Validate the inputs of :func:`run`; returns (boards by dataset name, lazy tasks in
+    dataset, model, split order, models by label). A task is names and a split index:
+    its rows are cut when it runs (:mod:`arenalite.tournament.tasks`)."""
+    from .tournament.entrants import RegistryModel
+    from .tournament.tasks import Board, Task
+
     ds_map = _datasets(datasets)
     if not isinstance(splits, Mapping):
         raise TypeError(f"splits must be a mapping dataset name → split dict, "
@@ -196,26 +158,26 @@ def make_tasks(datasets: Mapping[str, bundled.Dataset] | Iterable[str],
     if isinstance(models, dict) or not isinstance(models, Sequence) or not models:
         raise TypeError("models must be a non-empty list of model dicts such as "
                         "[{'name': 'knn', 'k': 5}]")
-    checked = [check_model(m) for m in models]
+    checked = [RegistryModel(check_model(m)) for m in models]
     labels = [model_label(m) for m in models]
     dup = sorted({x for x in labels if labels.count(x) > 1})
     if dup:
         raise ValueError(f"models have duplicate labels {dup}; give them distinct 'label' keys")
-    tasks = []
+    for model, label in zip(checked, labels, strict=True):
+        model.label = label
+    boards, tasks = {}, []
     for name, ds in ds_map.items():
         s = splits[name]
         _check_split(name, ds, s)
-        X = _features(ds, s["excluded_columns"], name)
-        y = np.asarray(ds.y)
-        for label, model in zip(labels, checked, strict=True):
-            for entry in s["splits"]:
-                train, test = np.asarray(entry["train"]), np.asarray(entry["test"])
-                tasks.append(FoldTask(name, ds.task, ds.n_classes, label, model, entry["id"],
-                                      entry["repeat"], entry["fold"],
-                                      entry["repeat"] * s["n_folds"] + entry["fold"],
-                                      _rows(X, train), y[train], _rows(X, test),
-                                      y[test]))
-    return tasks
+        entries = tuple((e["id"], int(e["repeat"]), int(e["fold"]),
+                         np.asarray(e["train"], dtype=np.intp),
+                         np.asarray(e["test"], dtype=np.intp)) for e in s["splits"])
+        boards[name] = Board(name, ds.task, ds.n_classes, _features(ds, s["excluded_columns"],
+                                                                    name),
+                             np.asarray(ds.y), entries, int(s["n_folds"]))
+        tasks += [Task(name, label, i, e[0]) for label in labels
+                  for i, e in enumerate(entries)]
+    return boards, tasks, {m.label: m for m in checked}
 
 
 def run(datasets: Mapping[str, bundled.Dataset] | Iterable[str], splits: Mapping[str, dict],
@@ -226,24 +188,29 @@ def run(datasets: Mapping[str, bundled.Dataset] | Iterable[str], splits: Mapping
     ``datasets``: mapping name → :class:`arenalite.datasets.Dataset`, or bundled names.
     ``splits``: mapping dataset name → persisted split dict (:mod:`arenalite.splits`).
     ``models``: model dicts (``{"name": "knn", "k": 5}``; an optional ``label`` names
-    the model in the table). ``executor``: any ``concurrent.futures.Executor``; one
-    task per (dataset, model, split); None (the default) runs them in this process, the
-    only way in Pyodide and on WASI, which start no processes. ``progress``: a progress
-    bar on stderr when it is a terminal (False: never). Rows come in task order:
-    dataset, model, split as given.
+    the model in the table). ``executor``: any ``concurrent.futures.Executor`` (a
+    ``ProcessPoolExecutor`` runs as a pool of its size, each worker receiving each
+    dataset once) or a Dask client; one lazy task per (dataset, model, split), its rows
+    cut when it runs; None (the default) runs them in this process, the only way in
+    Pyodide and on WASI, which start no processes. ``progress``: a progress bar on stderr
+    when it is a terminal (False: never). Rows come in task order: dataset, model, split
+    as given. A model's error is raised (:func:`arenalite.tournament` records it instead).
     """
-    tasks = make_tasks(datasets, splits, models)
+    from .tournament.execute import execute
+
+    boards, tasks, by_label = boards_and_tasks(datasets, splits, models)
+    order = {task.key: i for i, task in enumerate(tasks)}
     rows: list[dict | None] = [None] * len(tasks)
     with Progress(len(tasks), "run", enabled=progress) as bar:
-        if executor is None:
-            for i, task in enumerate(tasks):
-                rows[i] = run_task(task)
-                bar.update()
-        else:
-            futures = {executor.submit(run_task, task): i for i, task in enumerate(tasks)}
-            for future in as_completed(futures):
-                rows[futures[future]] = future.result()
-                bar.update()
+        for outcome in execute(tasks, boards.__getitem__, by_label, executor):
+            if not outcome.ok:
+                kind = {"ValueError": ValueError, "TypeError": TypeError}.get(
+                    outcome.exception, RuntimeError)
+                task = outcome.task
+                raise kind(f"{task.model} on {task.table}, split {task.split_id}: "
+                           f"{outcome.message}" if kind is RuntimeError else outcome.message)
+            rows[order[outcome.task.key]] = outcome.row
+            bar.update()
     return pd.DataFrame(rows, columns=COLUMNS)
 
 

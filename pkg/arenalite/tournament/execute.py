@@ -105,31 +105,46 @@ def process_pool(tasks: Sequence[Task], boards: Boards, models: dict[str, Model]
         suspects: list[Task] = []
         pool = new_pool(workers)
         running: dict[Any, Task] = {}
+
+        def replace_pool() -> Any:
+            """The running tasks become suspects; a fresh pool takes over."""
+            suspects.extend(running.values())
+            running.clear()
+            pool.shutdown(wait=False, cancel_futures=True)
+            return new_pool(workers)
+
         try:
             while pending or suspects or running:
                 alone = bool(suspects)
                 limit = 1 if alone else 2 * workers
+                broken = False
                 while len(running) < limit and (suspects or (pending and not alone)):
-                    task = suspects.pop() if suspects else pending.pop()
-                    running[pool.submit(_play_file, path_of(task.table),
-                                        models[task.model], task)] = task
+                    queue = suspects if suspects else pending
+                    task = queue.pop()
+                    try:
+                        future = pool.submit(_play_file, path_of(task.table),
+                                             models[task.model], task)
+                    except BrokenProcessPool:  # a worker died since the last wait
+                        queue.append(task)  # it never ran: back where it was
+                        broken = True
+                        break
+                    running[future] = task
+                if broken:
+                    pool = replace_pool()
+                    continue
                 done, _ = wait(list(running), return_when=FIRST_COMPLETED)
-                broken = None
                 for future in done:
                     task = running.pop(future)
                     try:
                         yield future.result()
                     except BrokenProcessPool as error:
-                        broken = error
+                        broken = True
                         if alone:
                             yield _died(task, error)
                         else:
                             suspects.append(task)
-                if broken is not None:
-                    suspects.extend(running.values())
-                    running.clear()
-                    pool.shutdown(wait=False, cancel_futures=True)
-                    pool = new_pool(workers)
+                if broken:
+                    pool = replace_pool()
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
 
