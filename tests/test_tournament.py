@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -260,6 +261,16 @@ def test_registry_limits_make_pairs_not_applicable():
     assert "at most 32 features" in RegistryModel({"name": "icl_transformer"}).not_applicable(
         "multiclass", 400, 3, "python")
     assert RegistryModel({"name": "knn"}).not_applicable("multiclass", 400, 30, "webgpu") is None
+    data = Path(__file__).parent / "data"
+    for name in ("tabicl", "tabpfn"):
+        clf = RegistryModel({"name": name, "weights": str(data / name / "classifier_small.ckpt")})
+        reg = RegistryModel({"name": name, "weights": str(data / name / "regressor_small.ckpt")})
+        assert clf.not_applicable("multiclass", 4, 30, "python") == (
+            f"{name} takes at most 10 classes (the checkpoint's max_classes), got 30")
+        assert "regressor checkpoint" in clf.not_applicable("regression", 4, None, "python")
+        assert "classifier checkpoint" in reg.not_applicable("binary", 4, 2, "python")
+        assert clf.not_applicable("binary", 4, 2, "python") is None
+        assert len(clf.checkpoints()["weights"]) == 64  # the key pins the checkpoint's hash
     many = pd.DataFrame({"x": np.arange(60.0) % 7, "y": np.arange(60) % 12})
     result = arenalite.tournament(many, ["knn", "icl_transformer"], target="y",
                                   task="multiclass", **FAST)

@@ -12,6 +12,7 @@ registry models' outputs and timings).
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 from functools import lru_cache
 from pathlib import Path
@@ -93,11 +94,16 @@ class RegistryModel(Model):
         if name == "tabular_fm":
             return registry_models._fm(weights).config
         if name in ("tabicl", "tabpfn") and weights is not None:
-            module = getattr(registry_models, name)
+            module = importlib.import_module(f"arenalite.models.{name}")
             net = module.load(weights) if name == "tabicl" else module.load_cached(weights)
             module.check_task(net, task, f"checkpoint {str(weights)!r}")
-            most = getattr(net, "max_classes", None)
-            return {"max_classes": most} if most is not None else None
+            if name == "tabicl":
+                most = net.max_classes
+            else:  # TabPFN: its head and MAX_NUMBER_OF_CLASSES, as predict_proba checks
+                most = min(net.n_out, int(net.inference_config.get("MAX_NUMBER_OF_CLASSES",
+                                                                   net.n_out)))
+            return {"max_classes": most} if net.task != "regression" and (
+                name == "tabpfn" or most) else None
         return None
 
     def not_applicable(self, task: str, n_features: int, n_classes: int | None,
