@@ -66,8 +66,8 @@ def test_knn_equals_definition_with_ties(case):
 
 @settings(max_examples=40, deadline=None)
 @given(tables(max_rows=3000, max_features=3), st.sampled_from([1, 2]))
-def test_knn_sampled_threshold_and_small_blocks(case, n_threads):
-    """Large contexts (a strided sample sets the threshold) in blocks of a few query rows,
+def test_knn_large_context_and_small_blocks(case, n_threads):
+    """Large contexts (many rows a group in the bound of step 1) in blocks of a few query rows,
     on one thread and on two."""
     x, q, k = case
     k = min(k, 40)
@@ -88,6 +88,17 @@ def test_knn_random_continuous(seed):
     x, q = rng.normal(size=(2500, 26)), rng.normal(size=(300, 26))
     q[::3] = x[rng.integers(0, 2500, 100)]  # exact matches at distance 0
     for k in (1, 5, 15):
+        assert np.array_equal(neighbours(q, x, k), reference_neighbours(q, x, k))
+
+
+def test_knn_context_sorted_by_cluster():
+    """Rows sorted by cluster (a table sorted by its target): the same neighbours."""
+    rng = np.random.default_rng(7)
+    centres = rng.normal(size=(3, 8)) * 4
+    x = np.vstack([c + rng.normal(size=(700, 8)) for c in centres])
+    q = np.vstack([c + rng.normal(size=(40, 8)) for c in centres])
+    q[::5] = x[::53][:len(q[::5])]
+    for k in (1, 3, 10, 60):
         assert np.array_equal(neighbours(q, x, k), reference_neighbours(q, x, k))
 
 

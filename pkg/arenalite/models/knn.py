@@ -4,9 +4,12 @@ The neighbours are defined by the exact difference-based distances rounded to
 ``TIE_DECIMALS``, ties broken by the lower row index. Ranking all n of them for every
 query row would be a sort of n exact distances; instead each block of query rows
 
-1. computes the one-matrix-product :func:`~.distances.shifted_distances` and takes, per
-   row, the k-th smallest of them over a strided sample of the context rows (a partition
-   of a few hundred values): an upper bound t on the k-th smallest over all of them;
+1. computes the one-matrix-product :func:`~.distances.shifted_distances` (context rows in a
+   fixed pseudo-random order), splits each query row's values into k groups of
+   consecutive columns and takes the largest of the k group minima t: k distinct context
+   rows are at or below t, so t bounds the k-th smallest from above (one pass, no sort;
+   the random order keeps t tight on a table sorted by its target: about k ln k
+   candidates a row);
 2. keeps as candidates every context row whose shifted distance is at most t plus twice the
    expansion's error bound E, plus the rounding margin (2 · 10^−TIE_DECIMALS and a relative
    allowance for np.round's own roundoff);
@@ -14,18 +17,16 @@ query row would be a sort of n exact distances; instead each block of query rows
    bits as the full computation), rounds them and takes the k smallest by (distance, index).
 
 Why the candidates hold the k nearest: the k rows whose shifted distances are at or below
-t have exact distances at most t + ‖x‖² + E, so the k-th smallest exact distance e_k is at
-most that. A row j among the k nearest has round(d_j) ≤ round(e_k), so d_j ≤ e_k +
-10^−TIE_DECIMALS (plus the rounding's roundoff), and its shifted distance is at most
-d_j − ‖x‖² + E ≤ t + 2E + 10^−TIE_DECIMALS + roundoff. So the result is the definition's,
+t (the group minima) have exact distances at most t + ‖x‖² + E, so the k-th smallest exact
+distance e_k is at most that. A row j among the k nearest has round(d_j) ≤ round(e_k), so
+d_j ≤ e_k + 10^−TIE_DECIMALS (plus the rounding's roundoff), and its shifted distance is at
+most d_j − ‖x‖² + E ≤ t + 2E + 10^−TIE_DECIMALS + roundoff. So the result is the definition's,
 index for index; only the work differs. A block with a row whose ‖x‖² + max_j ‖x_j‖²
 reaches 1e290 (where the product could overflow) is ranked by the full exact computation
 instead. Blocks run on the worker threads (:mod:`.threads`).
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 
@@ -53,9 +54,8 @@ _ROUND_RELATIVE = 1e-12
 # Squared norms up to this keep every shifted distance finite (|2 a·b| ≤ ‖a‖² + ‖b‖²).
 _MAX_NORMS = 1e290
 
-# The sample of step 1 holds about sqrt(SAMPLE_FACTOR · k · n) context rows: a larger one
-# costs a longer partition, a smaller one more candidates (about k · n / sample per row).
-SAMPLE_FACTOR = 16
+# The seed of step 1's fixed order of the context rows (the result does not depend on it).
+ORDER_SEED = 43
 
 
 def neighbours(x_query: np.ndarray, x_context: np.ndarray, k: int) -> np.ndarray:
@@ -65,17 +65,17 @@ def neighbours(x_query: np.ndarray, x_context: np.ndarray, k: int) -> np.ndarray
     out = np.empty((len(x_query), k), dtype=np.int64)
     if k == 0 or len(x_query) == 0:
         return out
-    context = augmented_context(x_context)
+    order = np.random.default_rng(ORDER_SEED).permutation(n)
+    context = augmented_context(x_context[order])
     largest = float(context[-1].max())
     query_norms = squared_norms(x_query)
     error = expansion_error(query_norms, largest, x_query.shape[1])
     bounded = query_norms + largest < _MAX_NORMS
-    stride = max(1, n // max(k, math.isqrt(SAMPLE_FACTOR * k * n)))
 
     def block(rows: slice) -> np.ndarray:
         if not bounded[rows].all():
             return _exact(x_query[rows], x_context, k)
-        return _preselected(x_query[rows], x_context, context, k, stride, query_norms[rows],
+        return _preselected(x_query[rows], x_context, context, order, k, query_norms[rows],
                             error[rows])
 
     blocks = list(row_blocks(len(x_query), n))
@@ -84,15 +84,19 @@ def neighbours(x_query: np.ndarray, x_context: np.ndarray, k: int) -> np.ndarray
     return out
 
 
-def _preselected(x_query: np.ndarray, x_context: np.ndarray, context: np.ndarray, k: int,
-                 stride: int, query_norms: np.ndarray, error: np.ndarray) -> np.ndarray:
-    """Steps 1–3 of the module docstring for one block of query rows."""
+def _preselected(x_query: np.ndarray, x_context: np.ndarray, context: np.ndarray,
+                 order: np.ndarray, k: int, query_norms: np.ndarray,
+                 error: np.ndarray) -> np.ndarray:
+    """Steps 1–3 of the module docstring for one block of query rows; ``context`` holds
+    the context rows ``x_context[order]``."""
     shifted = shifted_distances(x_query, context)
-    sample = shifted[:, ::stride]
-    bound = np.partition(sample, k - 1, axis=1)[:, k - 1]
+    b, n = shifted.shape
+    group = n // k
+    bound = shifted[:, :group * k].reshape(b, k, group).min(axis=2).max(axis=1)
     reach = (bound + 2.0 * error + _ROUND_MARGIN
              + _ROUND_RELATIVE * (np.abs(bound + query_norms) + error))
-    rows, cols = np.divmod(np.flatnonzero(shifted <= reach[:, None]), shifted.shape[1])
+    rows, place = np.divmod(np.flatnonzero(shifted <= reach[:, None]), n)
+    cols = order[place]
     rounded = np.round(pair_distances(x_query, x_context, rows, cols), TIE_DECIMALS)
     order = np.lexsort((cols, rounded, rows))
     counts = np.bincount(rows, minlength=len(x_query))
