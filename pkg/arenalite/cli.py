@@ -395,83 +395,93 @@ def add_method_options(parser: argparse.ArgumentParser, specs: Sequence[MethodSp
         parser.add_argument(option_flag(name), dest=PARAM + name, **settings)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="arenalite", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+def common_flags() -> argparse.ArgumentParser:
+    """--output and --debug, shared by the commands that write files."""
     common = _Parser(add_help=False)
     common.add_argument("--output", "-o", default="arenalite-out",
                         help="folder for the files written (default: arenalite-out)")
     common.add_argument("--debug", action="store_true",
                         help="show the Python traceback of an error (default: off)")
+    return common
 
-    def table_command(name: str, help_text: str,
-                      specs: Sequence[MethodSpec]) -> argparse.ArgumentParser:
-        # argparse %-formats help (3.14+ checks it at once): "95 % bars" needs "%%"
-        p = sub.add_parser(name, help=help_text.replace("%", "%%"), description=help_text,
-                           parents=[common])
-        p.set_defaults(method=specs[0].name if len(specs) == 1 else None)
-        p.add_argument("csv", help="long results table: one row per model, dataset[, seed]")
-        p.add_argument("--config", help="JSON or YAML file (key: value lines, one level of "
-                                        "nesting) with load_df options under their Python "
-                                        "names (default: none)")
-        p.add_argument("--encoding", default=None, metavar="NAME",
-                       help="text encoding of the CSV file, e.g. latin-1 (default: utf-8)")
-        p.add_argument("--sep", type=_separator, default=None, metavar="CHAR",
-                       help="separator of the CSV file, \\t for a tab (default: a comma, or "
-                            "the ; tab or | that a one-column header holds)")
-        for option in COLUMN_OPTIONS:
-            what = ("seed/split column; its rows are kept for IQM and Elo (default: none)"
-                    if option == "seed" else f"{option} column (default: {option})")
-            p.add_argument(LOAD_FLAGS[option], dest=option, default=None, metavar="COLUMN",
-                           help=f"name of the {what}")
-        for end, extreme in (("low", "min"), ("high", "max")):
-            p.add_argument(f"--norm-ref-{end}", default=None, metavar="VALUE",
-                           help=f"{end} end of each dataset's raw score range, a number or a "
-                                "model name; it normalizes to "
-                                f"{'0' if end == 'low' else '1'} for higher-is-better metrics "
-                                f"and to {'1' if end == 'low' else '0'} for errors (default: "
-                                f"the observed per-dataset {extreme}, with a warning)")
-        p.add_argument("--drop-incomplete", action="store_true", default=None,
-                       help="drop models that miss a dataset (default: off, an error)")
-        p.add_argument("--direction", action="append", type=_direction, default=None,
-                       metavar="METRIC=min|max",
-                       help="whether lower (min) or higher (max) scores of a metric (or a "
-                            "dataset) are better, over the metric registry; repeatable or "
-                            "comma-separated (default: the registry's direction)")
-        p.add_argument("--input-format", dest="format", choices=INPUT_FORMATS, default=None,
-                       help="the results' format: tabarena (TabArena's per-split results), "
-                            "runners (arenalite's runners) or long (default: recognised by "
-                            "the columns)")
-        p.add_argument("--task-metadata", dest="task_metadata", default=None, metavar="FILE",
-                       help="TabArena's task metadata CSV in either layout: one row per "
-                            "split as the tabarena package ships it (joined by "
-                            "tabarena_task_name; a task's rows are the mean over its splits "
-                            "of num_instances_train / num_instances_test), or one row per "
-                            "dataset (n_samples_train_per_fold / n_samples_test_per_fold, "
-                            "joined by 'name', else 'dataset'); they are the rows of "
-                            "time_train_s_per_1K and time_infer_s_per_1K = time x 1000 / rows "
-                            "(default: the results' own columns of those "
-                            "names, else n_train / n_test; none, no per-1K columns)")
-        p.add_argument("--format", dest="formats", type=_formats, default=("png",),
-                       metavar="png,svg,pdf",
-                       help="figure formats, comma-separated; PNGs at 150 dpi (default: png)")
-        add_method_options(p, specs)
-        if any(hasattr(spec.result_type, "to_csv") for spec in specs):
-            p.add_argument("--style", choices=STYLES, default="arenalite",
-                           help="column names of leaderboard.csv: tabarena writes TabArena's "
-                                "names in its order, method first (default: arenalite)")
-        return p
 
-    report = table_command("report", "every method that applies, plus report.html",
-                           reported())
+def add_results_command(sub: Any, common: argparse.ArgumentParser, name: str, help_text: str,
+                        specs: Sequence[MethodSpec]) -> argparse.ArgumentParser:
+    """A command on a results CSV running ``specs``: the load options, the methods' flags."""
+    # argparse %-formats help (3.14+ checks it at once): "95 % bars" needs "%%"
+    p = sub.add_parser(name, help=help_text.replace("%", "%%"), description=help_text,
+                       parents=[common])
+    p.set_defaults(method=specs[0].name if len(specs) == 1 else None)
+    p.add_argument("csv", help="long results table: one row per model, dataset[, seed]")
+    p.add_argument("--config", help="JSON or YAML file (key: value lines, one level of "
+                                    "nesting) with load_df options under their Python "
+                                    "names (default: none)")
+    p.add_argument("--encoding", default=None, metavar="NAME",
+                   help="text encoding of the CSV file, e.g. latin-1 (default: utf-8)")
+    p.add_argument("--sep", type=_separator, default=None, metavar="CHAR",
+                   help="separator of the CSV file, \\t for a tab (default: a comma, or "
+                        "the ; tab or | that a one-column header holds)")
+    for option in COLUMN_OPTIONS:
+        what = ("seed/split column; its rows are kept for IQM and Elo (default: none)"
+                if option == "seed" else f"{option} column (default: {option})")
+        p.add_argument(LOAD_FLAGS[option], dest=option, default=None, metavar="COLUMN",
+                       help=f"name of the {what}")
+    for end, extreme in (("low", "min"), ("high", "max")):
+        p.add_argument(f"--norm-ref-{end}", default=None, metavar="VALUE",
+                       help=f"{end} end of each dataset's raw score range, a number or a "
+                            "model name; it normalizes to "
+                            f"{'0' if end == 'low' else '1'} for higher-is-better metrics "
+                            f"and to {'1' if end == 'low' else '0'} for errors (default: "
+                            f"the observed per-dataset {extreme}, with a warning)")
+    p.add_argument("--drop-incomplete", action="store_true", default=None,
+                   help="drop models that miss a dataset (default: off, an error)")
+    p.add_argument("--direction", action="append", type=_direction, default=None,
+                   metavar="METRIC=min|max",
+                   help="whether lower (min) or higher (max) scores of a metric (or a "
+                        "dataset) are better, over the metric registry; repeatable or "
+                        "comma-separated (default: the registry's direction)")
+    p.add_argument("--input-format", dest="format", choices=INPUT_FORMATS, default=None,
+                   help="the results' format: tabarena (TabArena's per-split results), "
+                        "runners (arenalite's runners) or long (default: recognised by "
+                        "the columns)")
+    p.add_argument("--task-metadata", dest="task_metadata", default=None, metavar="FILE",
+                   help="TabArena's task metadata CSV in either layout: one row per "
+                        "split as the tabarena package ships it (joined by "
+                        "tabarena_task_name; a task's rows are the mean over its splits "
+                        "of num_instances_train / num_instances_test), or one row per "
+                        "dataset (n_samples_train_per_fold / n_samples_test_per_fold, "
+                        "joined by 'name', else 'dataset'); they are the rows of "
+                        "time_train_s_per_1K and time_infer_s_per_1K = time x 1000 / rows "
+                        "(default: the results' own columns of those "
+                        "names, else n_train / n_test; none, no per-1K columns)")
+    p.add_argument("--format", dest="formats", type=_formats, default=("png",),
+                   metavar="png,svg,pdf",
+                   help="figure formats, comma-separated; PNGs at 150 dpi (default: png)")
+    add_method_options(p, specs)
+    if any(hasattr(spec.result_type, "to_csv") for spec in specs):
+        p.add_argument("--style", choices=STYLES, default="arenalite",
+                       help="column names of leaderboard.csv: tabarena writes TabArena's "
+                            "names in its order, method first (default: arenalite)")
+    return p
+
+
+def add_report_and_method_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
+    """``report`` and one command per registered method (and alias)."""
+    report = add_results_command(sub, common, "report",
+                                 "every method that applies, plus report.html", reported())
     report.add_argument("--webgpu-link", default=None, metavar="URL",
                         help="a WebGPU timing page to link at the end of report.html, relative "
                              "to it (the site's build passes ../webgpu/index.html; default: "
                              "no link)")
     for spec in METHODS:
-        table_command(spec.name, spec.title, [spec])
+        add_results_command(sub, common, spec.name, spec.title, [spec])
         for alias in spec.aliases:
-            table_command(alias, f"= {spec.name}: {spec.title}", [spec])
+            add_results_command(sub, common, alias, f"= {spec.name}: {spec.title}", [spec])
+
+
+def table_flags_parser() -> argparse.ArgumentParser:
+    """The table flags (--target, --task, roles) shared by splits, describe, run and
+    tournament."""
     table_flags = _Parser(add_help=False)
     table_flags.add_argument("--target", default=None, metavar="COL",
                              help="the target column of a table file (required for a file; "
@@ -487,6 +497,12 @@ def build_parser() -> argparse.ArgumentParser:
     table_flags.add_argument("--categorical", type=_column_list, default=(), metavar="A,B",
                              help="columns read as categorical, e.g. integer codes "
                                   "(default: text, category and bool columns)")
+    return table_flags
+
+
+def add_splits_parser(sub: Any, common: argparse.ArgumentParser,
+                      table_flags: argparse.ArgumentParser) -> None:
+    """``arenalite splits TABLE|SUITE ... -o DIR``."""
     splits = sub.add_parser("splits", help="persist the splits of bundled datasets or table "
                                            "files as JSON", parents=[common, table_flags])
     splits.add_argument("datasets", nargs="+", metavar="TABLE",
@@ -511,6 +527,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="grouped folds: per_group when each group has one label (folds "
                              "stratified over the groups), per_sample otherwise (default: "
                              "per_sample)")
+
+
+def add_describe_parser(sub: Any, table_flags: argparse.ArgumentParser) -> None:
+    """``arenalite describe TABLE|SUITE ...``."""
     describe = sub.add_parser("describe", help="print what the table loader sees of a table",
                               parents=[table_flags])
     describe.add_argument("datasets", nargs="+", metavar="TABLE",
@@ -519,6 +539,11 @@ def build_parser() -> argparse.ArgumentParser:
                           help="repeats of the splits described (default: adaptive)")
     describe.add_argument("--debug", action="store_true",
                           help="show the Python traceback of an error (default: off)")
+
+
+def add_run_parser(sub: Any, common: argparse.ArgumentParser,
+                   table_flags: argparse.ArgumentParser) -> None:
+    """``arenalite run TABLE|SUITE ... --model SPEC``."""
     run = sub.add_parser("run", help="run in-context models on bundled datasets' or table "
                                      "files' splits", parents=[common, table_flags])
     run.add_argument("datasets", nargs="+", metavar="TABLE",
@@ -541,7 +566,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="with --runner webgpu: the Vulkan driver manifest to use, e.g. "
                           "/usr/lib/chromium/vk_swiftshader_icd.json (SwiftShader, software; "
                           "default: the system's Vulkan drivers)")
-    add_tournament_parser(sub, common, table_flags)
+
+
+def add_convert_parser(sub: Any) -> None:
+    """``arenalite convert MODEL CKPT -o OUT.safetensors``."""
     convert = sub.add_parser("convert", help="convert a model checkpoint to safetensors "
                                              "(read without torch)",
                              description="convert a model checkpoint to safetensors, the "
@@ -557,6 +585,19 @@ def build_parser() -> argparse.ArgumentParser:
                          help="the safetensors file to write (required, no default)")
     convert.add_argument("--debug", action="store_true",
                          help="show the Python traceback of an error (default: off)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line: one small function adds each command's parser."""
+    parser = _Parser(prog="arenalite", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    common, table_flags = common_flags(), table_flags_parser()
+    add_report_and_method_parsers(sub, common)
+    add_splits_parser(sub, common, table_flags)
+    add_describe_parser(sub, table_flags)
+    add_run_parser(sub, common, table_flags)
+    add_tournament_parser(sub, common, table_flags)
+    add_convert_parser(sub)
     parser.commands = dict(sub.choices)  # type: ignore[attr-defined]
     return parser
 
