@@ -56,6 +56,7 @@ CASES = {  # name: (kind, task, context rows, query rows, features or None, opti
     "frame_multiclass": ("frame", "multiclass", 70, 19, None, {}),
     "frame_regression": ("frame", "regression", 64, 17, None, {"n_estimators": 8}),
     "frame_binary_dates": ("frame", "binary", 52, 14, None, {"dates": True}),
+    "frame_nullable": ("frame", "binary", 48, 12, None, {"nullable": True, "n_estimators": 6}),
 }
 
 
@@ -108,10 +109,11 @@ def make_array(task: str, n: int, m: int, f: int, seed: int) -> tuple[np.ndarray
     return x, y
 
 
-def make_frame(task: str, n: int, m: int, seed: int, dates: bool
+def make_frame(task: str, n: int, m: int, seed: int, dates: bool, nullable: bool = False
                ) -> tuple[pd.DataFrame, np.ndarray]:
     """Text (rare and unseen values, missing cells), category, bool, int and float (NaN)
-    columns, and optionally a datetime and a date-as-text column."""
+    columns, and optionally a datetime and a date-as-text column, or pandas' nullable
+    ``str``, ``Int64`` and ``boolean`` columns and numbers spelled as text."""
     rng = np.random.default_rng(seed)
     rows = n + m
     colour = rng.choice(["red", "green", "blue", "amber"], rows).astype(object)
@@ -135,6 +137,14 @@ def make_frame(task: str, n: int, m: int, seed: int, dates: bool
         text = pd.Series(stamp.strftime("%Y-%m-%d"), dtype=object)
         text[rng.random(rows) < 0.1] = None
         cols["day"] = text
+    if nullable:
+        cols["colour"] = pd.Series(colour, dtype="str")
+        cols["count"] = pd.Series(count, dtype="Int64")
+        cols["count"][rng.random(rows) < 0.1] = pd.NA
+        flag = pd.Series(member, dtype="boolean")
+        flag[rng.random(rows) < 0.1] = pd.NA
+        cols["member"] = flag
+        cols["grade"] = pd.Series(rng.choice(["1", "2", "3"], rows), dtype=object)
     frame = pd.DataFrame(cols)
     signal = (np.nan_to_num(amount, nan=1.0) + 0.05 * count
               + pd.Series(colour).map({"red": 1.0, "green": -1.0}).fillna(0).to_numpy()
@@ -175,7 +185,8 @@ def run_case(name: str, spec: tuple, ckpt: Path) -> tuple[dict, dict]:
         x, y = make_array(task, n, m, f, seed)
         x_train, x_test = x[:n], x[n:]
     else:
-        frame, y = make_frame(task, n, m, seed, bool(options.get("dates")))
+        frame, y = make_frame(task, n, m, seed, bool(options.get("dates")),
+                              bool(options.get("nullable")))
         x_train, x_test = frame.iloc[:n].reset_index(drop=True), \
             frame.iloc[n:].reset_index(drop=True)
     y_train = y[:n]
@@ -223,7 +234,7 @@ def run_case(name: str, spec: tuple, ckpt: Path) -> tuple[dict, dict]:
         pieces["y_mean"] = est.y_scaler_.mean_
         pieces["y_scale"] = est.y_scaler_.scale_
     entry = {"kind": kind, "task": task, "options": {k: v for k, v in options.items()
-                                                     if k != "dates"},
+                                                     if k not in ("dates", "nullable")},
              "y_train": y_train.tolist(), "output": np.asarray(out).tolist()}
     if kind == "array":
         entry["x_train"] = x_train.tolist()

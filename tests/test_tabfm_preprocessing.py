@@ -33,8 +33,10 @@ def frames(case: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
                 cols[name] = pd.to_datetime(pd.Series(cells, dtype=object))
             elif dtype == "category":
                 cols[name] = pd.Series(cells, dtype=object).astype("category")
-            elif dtype in ("object", "str"):
+            elif dtype == "object":
                 cols[name] = pd.Series(cells, dtype=object)
+            elif dtype in ("str", "Int64", "boolean"):  # pandas' nullable dtypes
+                cols[name] = pd.Series(cells, dtype=dtype)
             else:
                 cols[name] = pd.Series([np.nan if v is None else v for v in cells]).astype(dtype)
         out.append(pd.DataFrame(cols))
