@@ -44,6 +44,7 @@ from .rankings.leaderboard import STYLES
 from .registry import DIRECTIONS
 from .report import parse_formats, write_outputs, write_report
 from .tables import write_table
+from .tournament.entrants import parse_model  # noqa: F401 - NAME[:key=value,...], --model's
 
 LOAD_OPTIONS = ("model", "dataset", "metric", "score", "seed", "norm_ref_low", "norm_ref_high",
                 "drop_incomplete", "format", "task_metadata")
@@ -783,18 +784,6 @@ def unknown_option(command: str, extra: Iterable[str]) -> str:
         why = (f"{spec.name} does not bootstrap" if keyword == "n_bootstrap"
                else f"{spec.function} takes no {keyword}")
     return f"{command} has no option {flag} ({why}); {flag} is an option of: {names}"
-
-
-def parse_model(text: str) -> dict[str, Any]:
-    """``"knn:k=15,label=knn-15"`` → ``{"name": "knn", "k": 15, "label": "knn-15"}``."""
-    name, _, options = text.partition(":")
-    model: dict[str, Any] = {"name": name.strip()}
-    for item in filter(None, (part.strip() for part in options.split(","))):
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise ValueError(f"model option {item!r} in {text!r} must look like key=value")
-        model[key.strip()] = _yaml_scalar(value.strip())
-    return model
 
 
 def _split_path(folder: Path, dataset: str) -> Path:
