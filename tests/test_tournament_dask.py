@@ -96,3 +96,15 @@ def test_a_task_that_kills_every_worker_is_a_killed_worker_failure(client, tmp_p
                                  retry_failed=True, n_bootstrap=20, report=False,
                                  log=lambda text: None)
     assert again.exit_status == 0 and len(again.results) == 2
+
+
+def test_cli_dask_address(client, tmp_path, capsys):
+    from arenalite.cli import main
+
+    address = client.scheduler.address
+    assert main(["tournament", "iris", "--model", "knn", "--model", "attention", "--dask",
+                 address, "--n-bootstrap", "20", "--quiet", "-o", str(tmp_path)]) == 0
+    assert "vs attention" in capsys.readouterr().out
+    assert main(["tournament", "iris", "--model", "knn", "--dask", address, "--workers", "2",
+                 "-o", str(tmp_path / "x")]) == 2
+    assert "not both" in capsys.readouterr().err
