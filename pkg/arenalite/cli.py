@@ -627,6 +627,12 @@ def add_tournament_parser(sub: Any, common: argparse.ArgumentParser,
     p.add_argument("--runner", choices=["python", "webgpu"], default="python",
                    help="python: the numpy reference; webgpu: the WebGPU bridge under Node "
                         "(default: python)")
+    p.add_argument("--bridge-dir", default=None,
+                   help="with --runner webgpu: the webgpu_bridge/ folder, npm ci run in it "
+                        "(default: $ARENALITE_WEBGPU_BRIDGE, else the source checkout's)")
+    p.add_argument("--vulkan-icd", default=None, metavar="JSON",
+                   help="with --runner webgpu: the Vulkan driver manifest to use (default: the "
+                        "system's Vulkan drivers)")
     p.add_argument("--n-bootstrap", type=_count, default=1000, metavar="N",
                    help="split-bootstrap replicates of the Elo interval (default: 1000)")
     p.add_argument("--retry-failed", action="store_true",
@@ -682,6 +688,7 @@ def run_tournament(args: argparse.Namespace) -> int:
             suite, args.models, out=args.output, executor=client, workers=args.workers,
             runner=args.runner, n_bootstrap=args.n_bootstrap, retry_failed=args.retry_failed,
             impute=args.impute, progress=False if quiet else None,
+            bridge_dir=args.bridge_dir, vulkan_icd=args.vulkan_icd,
             log=(lambda text: None) if quiet else _log)
     finally:
         if client is not None:

@@ -42,9 +42,11 @@ def cores() -> int:
 
 def set_threads(n: int) -> None:
     """Hold this process's model thread pool and its OpenBLAS to ``n`` threads."""
-    threads.set_count(max(1, int(n)))
+    n = max(1, int(n))
+    if threads.count() != n:  # set_count restarts the pool: only when the share changes
+        threads.set_count(n)
     for _, put in threads._openblas():
-        put(max(1, int(n)))
+        put(n)
 
 
 # ----------------------------------------------------------------------------- in process
@@ -218,10 +220,12 @@ def on_dask(tasks: Sequence[Task], boards: Boards, models: dict[str, Model],
 # ----------------------------------------------------------------------------- WebGPU
 
 
-def on_webgpu(tasks: Sequence[Task], plans: dict[str, Any], models: dict[str, Model]
-              ) -> Iterator[Outcome]:
+def on_webgpu(tasks: Sequence[Task], plans: dict[str, Any], models: dict[str, Model],
+              bridge_dir: Any = None, vulkan_icd: Any = None) -> Iterator[Outcome]:
     """Play the tasks on the WebGPU bridge under Node (:mod:`arenalite.node_runner`), one
-    Node run per table for the models with tasks there; a failed run fails its tasks."""
+    Node run per table for the models with tasks there. The Node runner's own failure (no
+    Node, no bridge, no WebGPU adapter) is raised as an OSError: it is the machine's, not
+    a task's, and nothing is recorded for the table."""
     import pandas as pd
 
     from .. import node_runner
@@ -243,13 +247,11 @@ def on_webgpu(tasks: Sequence[Task], plans: dict[str, Any], models: dict[str, Mo
                 path = node_runner.run_to_csv(
                     {name: data}, {name: persisted},
                     [{**getattr(models[label], "spec", {}), "label": label}
-                     for label in labels], Path(folder) / "results.csv")
-                rows = pd.read_csv(path, dtype={"split_id": str}).to_dict("records")
-            except Exception as error:  # noqa: BLE001 - the bridge's failure is recorded
-                for task in todo:
-                    yield Outcome(task, kind="raised", exception=type(error).__name__,
-                                  message=str(error))
-                continue
+                     for label in labels], Path(folder) / "results.csv",
+                    bridge_dir=bridge_dir, vulkan_icd=vulkan_icd)
+            except node_runner.NodeRunnerError as error:
+                raise OSError(str(error)) from None
+            rows = pd.read_csv(path, dtype={"split_id": str}).to_dict("records")
         found = {(r["model"], str(r["split_id"])): r for r in rows}
         for task in todo:
             row = found.get((task.model, task.split_id))

@@ -53,11 +53,12 @@ class TournamentResult(Result):
 
     def plot(self, ax: Any = None, figsize: tuple[float, float] | None = None,
              title: str | None = None) -> Any:
-        """Elo as points with their 95 % split-bootstrap interval, best first."""
+        """Elo as points with their 95 % split-bootstrap interval, best first (a model that
+        met no other has no rating and is left out)."""
         from ..plots.intervals import interval_plot
 
-        return interval_plot(self.table, "elo", low="elo_low", high="elo_high", ax=ax,
-                             figsize=figsize, reference_line=1000.0,
+        return interval_plot(self.table.dropna(subset=["elo"]), "elo", low="elo_low",
+                             high="elo_high", ax=ax, figsize=figsize, reference_line=1000.0,
                              title=title or "Tournament Elo (95 % split-bootstrap interval)",
                              xlabel="Elo rating")
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
+import pickle
 import platform
 import sys
 import tempfile
@@ -55,6 +56,7 @@ class Plan:
     split_ids: tuple[str, ...]
     table_sha256: str
     splits_sha256: str
+    board_path: Path | None = None
 
     @property
     def name(self) -> str:
@@ -65,8 +67,10 @@ def _now() -> str:
     return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
 
 
-def plan_table(entry: Entry, folder: Path) -> Plan:
-    """Read the table, make or reuse its split file, and note what its tasks need."""
+def plan_table(entry: Entry, folder: Path, boards: Path | None = None) -> Plan:
+    """Read the table, make or reuse its split file, and note what its tasks need. With
+    ``boards``, the table's board is pickled there, so that its tasks load it at once
+    instead of parsing the table file again."""
     table = entry.read()
     path = folder / f"{entry.name}.splits.json"
     if path.exists():
@@ -78,9 +82,14 @@ def plan_table(entry: Entry, folder: Path) -> Plan:
     excluded = set(persisted.get("excluded_columns", ()))
     n_features = sum(c not in excluded for c in table.feature_names)
     fingerprint = json.dumps(table.fingerprint(), sort_keys=True, default=str)
+    board_path = None
+    if boards is not None:
+        board_path = boards / f"{sha256_text(entry.name)[:24]}.pickle"
+        with open(board_path, "wb") as handle:
+            pickle.dump(make_board(table, persisted), handle, protocol=pickle.HIGHEST_PROTOCOL)
     return Plan(entry, path, table.task, n_features, table.n_classes,
                 tuple(e["id"] for e in persisted["splits"]), sha256_text(fingerprint),
-                hashlib.sha256(path.read_bytes()).hexdigest())
+                hashlib.sha256(path.read_bytes()).hexdigest(), board_path)
 
 
 def board_loader(plans: dict[str, Plan]) -> Callable[[str], Board]:
@@ -91,7 +100,11 @@ def board_loader(plans: dict[str, Plan]) -> Callable[[str], Board]:
         if name not in held:
             held.clear()
             plan = plans[name]
-            held[name] = make_board(plan.entry.read(), split_io.load(plan.splits_path))
+            if plan.board_path is not None:
+                with open(plan.board_path, "rb") as handle:
+                    held[name] = pickle.load(handle)
+            else:
+                held[name] = make_board(plan.entry.read(), split_io.load(plan.splits_path))
         return held[name]
 
     return board
@@ -114,7 +127,8 @@ def tournament(suite: Any, models: Any, out: str | Path | None = None, executor:
                *, workers: int = 0, runner: str = "python", n_bootstrap: int = 1000,
                retry_failed: bool = False, impute: str | None = None, random_state: Any = 0,
                progress: bool | None = None, report: bool = True,
-               log: Callable[[str], None] | None = None, **table_options: Any
+               log: Callable[[str], None] | None = None, bridge_dir: str | Path | None = None,
+               vulkan_icd: str | Path | None = None, **table_options: Any
                ) -> TournamentResult:
     """Every model on every split of every table of ``suite``; the scorecard.
 
@@ -125,7 +139,9 @@ def tournament(suite: Any, models: Any, out: str | Path | None = None, executor:
     and resumed (None: a temporary one, nothing kept). ``executor``: None (in this process,
     or ``workers`` processes), a ``concurrent.futures`` executor, a ``distributed.Client``
     or a Dask scheduler address. ``impute``: a model whose score on the same split fills a
-    failed cell (TabArena's rule). Returns a :class:`~.result.TournamentResult`.
+    failed cell (TabArena's rule). ``runner="webgpu"`` plays on the WebGPU bridge under Node
+    (``bridge_dir``, ``vulkan_icd`` as ``arenalite run``'s flags). Returns a
+    :class:`~.result.TournamentResult`.
     """
     say = log or (lambda text: print(text, file=sys.stderr))
     started = _now()
@@ -135,6 +151,7 @@ def tournament(suite: Any, models: Any, out: str | Path | None = None, executor:
     labels = [m.label for m in entrants]
     by_label = {m.label: m for m in entrants}
     scratch = tempfile.TemporaryDirectory(prefix="arenalite-tournament-") if out is None else None
+    boards = tempfile.TemporaryDirectory(prefix="arenalite-boards-")
     folder = Path(scratch.name if scratch is not None else out)
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -143,7 +160,8 @@ def tournament(suite: Any, models: Any, out: str | Path | None = None, executor:
                       ) from error
     try:
         (folder / "splits").mkdir(exist_ok=True)
-        plans = {entry.name: plan_table(entry, folder / "splits") for entry in suite.entries}
+        plans = {entry.name: plan_table(entry, folder / "splits", Path(boards.name))
+                 for entry in suite.entries}
         not_applicable = []
         for plan in plans.values():
             for model in entrants:
@@ -170,8 +188,8 @@ def tournament(suite: Any, models: Any, out: str | Path | None = None, executor:
             if done:
                 say(f"arenalite: resuming: {len(done)} task(s) already recorded, "
                     f"{len(tasks)} to run")
-            _play(tasks, plans, by_label, store, model_sha, executor, workers, runner,
-                  progress, say)
+            _play(tasks, plans, by_label, store, model_sha, executor, workers,
+                  (runner, bridge_dir, vulkan_icd), progress, say)
             results = store.results.read()
             failures = store.failures.read()
         finally:
@@ -196,19 +214,21 @@ def tournament(suite: Any, models: Any, out: str | Path | None = None, executor:
             _write(result, folder, suite, entrants, started, scored, report, say)
         return result
     finally:
+        boards.cleanup()
         if scratch is not None:
             scratch.cleanup()
 
 
 def _play(tasks: list[Task], plans: dict[str, Plan], models: dict[str, Model], store: Store,
-          model_sha: dict[str, str], executor: Any, workers: int, runner: str,
+          model_sha: dict[str, str], executor: Any, workers: int, runner: tuple,
           progress: bool | None, say: Callable[[str], None]) -> None:
-    """Run the tasks, appending each row or failure as it comes."""
+    """Run the tasks, appending each row or failure as it comes; ``runner`` is (name,
+    bridge folder, Vulkan driver manifest)."""
     boards = board_loader(plans)
-    if runner == "webgpu":
+    if runner[0] == "webgpu":
         from .execute import on_webgpu
 
-        outcomes = on_webgpu(tasks, plans, models)
+        outcomes = on_webgpu(tasks, plans, models, runner[1], runner[2])
     else:
         outcomes = execute(tasks, boards, models, executor, workers)
     with Progress(len(tasks), "tournament", enabled=progress, eta=True) as bar:

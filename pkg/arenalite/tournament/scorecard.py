@@ -4,7 +4,8 @@ A match is one split of one table between two models that both have a score on i
 lower error wins and equal errors tie (half a win each). Every match weighs 1, so the win
 matrix holds plain counts, and the Elo is their Bradley-Terry MLE
 (:func:`arenalite.rankings.elo.solvers.solve_batch`; the tie prior joins only where the
-MLE is infinite, e.g. a model that never lost). ``elo_low`` / ``elo_high`` are the 2.5 % and
+MLE is infinite, e.g. a model that never lost); a model that met no other has no rating
+(NaN), and is listed last. ``elo_low`` / ``elo_high`` are the 2.5 % and
 97.5 % quantiles of ``n_bootstrap`` split-bootstrap replicates (the K splits drawn with
 replacement, :mod:`arenalite.rankings.elo.resampling`'s "split" scheme); ``elo_margin`` is
 half their distance. Columns: model, elo, elo_low, elo_high, elo_margin, wins, losses,
@@ -67,39 +68,44 @@ def scorecard(results: pd.DataFrame, models: list[str], missed: dict[str, int] |
     per model counts, 0 where absent."""
     m = len(models)
     errors, keys, tables = error_matrix(results, models)
-    t = battle_set(errors, keys, tables, models)
-    if m < 2 or len(t.scores) == 0:
-        elo = np.full(m, 1000.0)
-        low = high = elo.copy()
-        counts = np.zeros((3, m, m), dtype=np.int64)
-    else:
+    scored = ~np.isnan(errors)
+    # a model meets another on a split where both have a score; one that never does has
+    # no rating (NaN), and the fit is of the others
+    active = np.flatnonzero((scored & (scored.sum(axis=1, keepdims=True) >= 2)).any(axis=0))
+    elo, low, high = np.full((3, m), np.nan)
+    counts = np.zeros((3, m, m), dtype=np.int64)
+    if len(active) >= 2:
+        names = [models[i] for i in active]
+        t = battle_set(errors[:, active], keys, tables, names)
         theta, _ = solve_batch(t.win_matrix()[None], None, t.prior)
         theta = theta[0]
         with warnings.catch_warnings():  # the tie prior is the documented rule, not news
             warnings.simplefilter("ignore", UserWarning)
             reps, _ = replicate_abilities(t, theta, "split", None, n_bootstrap,
                                           make_rng(random_state))
-        elo = to_elo(theta)
+        elo[active] = to_elo(theta)
         if n_bootstrap:
             tail = 100 * (1 - confidence) / 2
-            low, high = np.percentile(to_elo(reps), [tail, 100 - tail], axis=0)
+            low[active], high[active] = np.percentile(to_elo(reps), [tail, 100 - tail],
+                                                      axis=0)
         else:
-            low = high = elo.copy()
-        counts = battle_counts(t.points, t.pairs, m)
+            low[active] = high[active] = elo[active]
+        counts[np.ix_(range(3), active, active)] = battle_counts(t.points, t.pairs,
+                                                                 len(active))
     wins, losses, ties = (c.sum(axis=1) for c in counts)
     matches = wins + losses + ties
     with np.errstate(invalid="ignore", divide="ignore"):
         rate = np.where(matches > 0, (wins + 0.5 * ties) / np.maximum(matches, 1), np.nan)
     table = pd.DataFrame({
         "model": models, "elo": elo, "elo_low": low, "elo_high": high,
-        "elo_margin": (np.asarray(high) - np.asarray(low)) / 2, "wins": wins,
+        "elo_margin": (high - low) / 2, "wins": wins,
         "losses": losses, "ties": ties, "matches": matches, "win_rate": rate,
         "missed": [int((missed or {}).get(x, 0)) for x in models],
         "imputed": [int((imputed or {}).get(x, 0)) for x in models]})
     for j, opponent in enumerate(models):
         table[f"vs {opponent}"] = ["—" if i == j else vs_text(*(int(c[i, j]) for c in counts))
                                    for i in range(m)]
-    order = np.lexsort((np.asarray(models, dtype=object), -elo))
+    order = np.lexsort((np.asarray(models, dtype=object), -np.nan_to_num(elo, nan=-np.inf)))
     return table.iloc[order].reset_index(drop=True)
 
 
