@@ -82,6 +82,8 @@ def test_numbers_mean_imputed_and_all_missing_column_dropped() -> None:
     np.testing.assert_array_equal(out.test, [[2, 0]])
     with pytest.raises(ValueError, match="column 'a' has an infinite value inf in row 1"):
         P.numeric_table(pd.DataFrame({"a": [1.0, np.inf]}), pd.DataFrame({"a": [1.0]}))
+    with pytest.raises(TypeError, match="X_test column 'a' holds a cell that is no number"):
+        P.numeric_table(pd.DataFrame({"a": [1.0, 2.0]}), pd.DataFrame({"a": ["x"]}))
 
 
 @pytest.mark.parametrize("name", list(CASES))

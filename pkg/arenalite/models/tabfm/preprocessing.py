@@ -129,9 +129,18 @@ def _date_columns(series: pd.Series, fill: object) -> list[np.ndarray]:
     return out
 
 
+def _column_numbers(series: pd.Series, name: str) -> np.ndarray:
+    try:
+        return series.to_numpy(dtype=np.float64, na_value=np.nan)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} column {series.name!r} holds a cell that is no number "
+                        f"({series.dtype}) where the context rows hold numbers; give both "
+                        "the same kind") from None
+
+
 def _numbers(frame: pd.DataFrame, name: str) -> np.ndarray:
     values = np.asfortranarray(np.column_stack(  # column-major, as sklearn receives a frame:
-        [frame[c].to_numpy(dtype=np.float64, na_value=np.nan) for c in frame.columns]))
+        [_column_numbers(frame[c], name) for c in frame.columns]))
     bad = np.isinf(values)
     if bad.any():
         row, col = (int(i) for i in np.argwhere(bad)[0])
