@@ -246,7 +246,8 @@ def _play(tasks: list[Task], plans: dict[str, Plan], models: dict[str, Model], s
                                        "split_id": task.split_id, "kind": outcome.kind,
                                        "exception": outcome.exception,
                                        "message": outcome.message, **keys})
-                bar.stream.write("\n") if bar.enabled else None
+                if bar.enabled:  # the note on its own line, under the bar
+                    bar.stream.write("\n")
                 say(f"arenalite: failed: {task.model} on {task.table}, split "
                     f"{task.split_id}: {outcome.kind}: {outcome.exception}: {outcome.message}")
             upcoming = tasks[min(bar.done + 1, len(tasks) - 1)]
