@@ -113,7 +113,7 @@ class Suite:
     def of(cls, source: Any, name: str | None = None, **options: Any) -> Suite:
         """A one-table suite: ``source`` (bundled name, file or DataFrame) with its table
         and split options under the CLI's names."""
-        entry = _entry({**options, **({"name": name} if name else {})}, source, 1, None)
+        entry = _entry({**options, **({"name": name} if name else {})}, source)
         return cls(entry.name, (entry,))
 
     @property
@@ -124,37 +124,38 @@ class Suite:
         return {"name": self.name, "datasets": [e.spec() for e in self.entries]}
 
     def hash(self) -> str:
-        """SHA-256 of the suite's entries as JSON (what the tournament records)."""
+        """SHA-256 of the suite file's bytes, or of the entries as JSON for a suite built
+        in code (what tournament.json records)."""
+        if self.path is not None and self.path.is_file():
+            return hashlib.sha256(self.path.read_bytes()).hexdigest()
         text = json.dumps(self.spec(), sort_keys=True, default=str)
         return hashlib.sha256(text.encode()).hexdigest()
 
-    def check(self) -> list[tables.Table | None]:
+    def check(self) -> None:
         """Read every table once and check its roles; the first mistake raises a
-        :class:`SuiteError` naming the entry. Returns nothing kept: tables are read
-        again when they run (memory follows one table, not the suite)."""
+        :class:`SuiteError` naming the entry. No table is kept: each is read again when
+        its tasks run (memory follows one table, not the suite)."""
         for i, entry in enumerate(self.entries, start=1):
             try:
                 entry.read()
             except (ValueError, TypeError, OSError) as error:
                 raise SuiteError(f"{self._where(i, entry.name)}: {_sentence(error)}") from None
-        return []
 
 
 def _sentence(error: Exception) -> str:
+    """read_table's message with a role named by its suite key: ``target column 'x' is not
+    a column of the table`` → ``target 'x' is not a column``."""
     text = str(error)
-    # read_table's wording for a role that is not a column, shortened for a suite
     for option, key in (("target column", "target"), ("group column", "group_column"),
                         ("time column", "time_column"), ("leakage column", "leakage_columns"),
                         ("categorical column", "categorical")):
-        text = text.replace(f"{option} '", f"{key} '", 1) if text.startswith(option) else text
-    text = text.replace(" is not a column of the table;", " is not a column;")
-    if isinstance(error, FileNotFoundError) and error.filename and not str(error).strip():
-        text = f"file {error.filename!r} does not exist"
-    return text
+        if text.startswith(f"{option} '"):
+            text = key + text[len(option):]
+    return text.replace(" is not a column of the table;", " is not a column;")
 
 
-def _entry(raw: dict[str, Any], source: Any, i: int, where: Any) -> Entry:
-    """An :class:`Entry` from checked keys; ``where(i, name)`` prefixes messages."""
+def _entry(raw: dict[str, Any], source: Any) -> Entry:
+    """An :class:`Entry` from an entry's checked keys."""
     name = raw.get("name")
     if name is None:
         if isinstance(source, pd.DataFrame):
@@ -244,7 +245,7 @@ def parse_suite(data: Any, path: Path | None = None, check: bool = True) -> Suit
                 raise SuiteError(f"{where}: target is missing; a table file needs its "
                                  "target column")
         try:
-            entries.append(_entry(raw, source, i, where))
+            entries.append(_entry(raw, source))
         except (ValueError, TypeError) as error:
             raise SuiteError(f"{where}: {error}") from None
     suite = Suite(name, tuple(entries), path)
