@@ -143,3 +143,15 @@ def test_float32_is_near_the_packages_default_bfloat16() -> None:
     distance on the binary case (not a target, a report)."""
     bf = json.loads((DATA / "bfloat16.json").read_text())
     assert 0 < bf["max_abs_probability_difference"] < 0.05
+
+
+def test_a_query_rows_prediction_does_not_depend_on_the_others() -> None:
+    """Preprocessing is row-wise after the context fit and the forward runs query rows in
+    fixed blocks: predicting a few rows alone gives exactly their rows of the whole."""
+    case = CASES["frame_multiclass"]
+    x_train, x_test = inputs(case)
+    model = {"name": "tabfm", "weights": CKPT, "n_estimators": 4}
+    y = np.array(case["y_train"])
+    whole = models.predict(model, x_train, y, x_test, "multiclass")
+    part = models.predict(model, x_train, y, x_test.iloc[[5, 0, 11]], "multiclass")
+    np.testing.assert_array_equal(part, whole[[5, 0, 11]])

@@ -14,6 +14,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given
+from hypothesis import settings as settings_hyp
+from hypothesis import strategies as st
 
 from arenalite.models.tabfm import ensemble as E
 from arenalite.models.tabfm import preprocessing as P
@@ -173,3 +176,22 @@ def test_ported_and_ignored_options() -> None:
         E.settings_from({"zz": 1})
     with pytest.raises(ValueError, match="'n_estimators' must be an integer ≥ 1, got 0"):
         E.settings_from({"n_estimators": 0})
+
+
+@settings_hyp(max_examples=60, deadline=None)
+@given(st.integers(1, 12), st.integers(0, 6), st.integers(1, 40), st.integers(0, 2**31),
+       st.sampled_from([None, 3, 500]))
+def test_draws_are_permutations_and_balanced(n_features: int, n_classes: int, n_est: int,
+                                             seed: int, max_features: int | None) -> None:
+    s = E.Settings(n_estimators=n_est, random_state=seed, max_num_features=max_features)
+    members = E.draw_members(n_features, n_classes, s)
+    assert len(members) == n_est
+    k = n_features if max_features is None else min(n_features, max_features)
+    for _, pattern, offset in members:
+        assert len(pattern) == len(set(pattern)) == k and set(pattern) <= set(range(n_features))
+        assert 0 <= offset < max(n_classes, 1)
+    methods = [m for m, _, _ in members]
+    assert methods == ["none"] * ((n_est + 1) // 2) + ["power"] * (n_est // 2)
+    if n_classes > 1 and n_est > 1:  # each shift equally often, up to the last cycle
+        counts = np.bincount([o for _, _, o in members], minlength=n_classes)
+        assert counts.max() - counts.min() <= 1
