@@ -155,3 +155,14 @@ def test_a_query_rows_prediction_does_not_depend_on_the_others() -> None:
     whole = models.predict(model, x_train, y, x_test, "multiclass")
     part = models.predict(model, x_train, y, x_test.iloc[[5, 0, 11]], "multiclass")
     np.testing.assert_array_equal(part, whole[[5, 0, 11]])
+
+
+def test_the_converted_file_predicts_as_its_folder(tmp_path: Path) -> None:
+    case = CASES["frame_regression"]
+    x_train, x_test = inputs(case)
+    y = np.array(case["y_train"])
+    one = tabfm.convert(CKPT / "regression", tmp_path / "regression.safetensors")
+    model = {"name": "tabfm", "n_estimators": 3}
+    np.testing.assert_array_equal(
+        models.predict({**model, "weights": one}, x_train, y, x_test, "regression"),
+        models.predict({**model, "weights": CKPT}, x_train, y, x_test, "regression"))
