@@ -39,6 +39,14 @@ def file_sha256(path: str | Path) -> str:
     return _file_sha256(str(Path(path).resolve()), stat.st_size, stat.st_mtime_ns)
 
 
+@lru_cache(maxsize=16)
+def _weights_config(name: str, path: str) -> dict[str, Any]:
+    """The config (limits) of a small model's weights file; ``path`` "" is the default."""
+    reader = (registry_models.read_weights if name == "icl_transformer"
+              else importlib.import_module("arenalite.models.tabular_fm").read_weights)
+    return dict(reader(path or None).config)
+
+
 class Model:
     """A tournament entrant. Subclasses set ``label`` and ``params`` and define
     :meth:`predict_timed`; they must pickle (workers receive them)."""
@@ -89,10 +97,8 @@ class RegistryModel(Model):
         """The loaded checkpoint's config (its limits), checking its task; None where the
         model has no weights-set limit."""
         name, weights = self.spec["name"], self.spec.get("weights")
-        if name == "icl_transformer":
-            return registry_models._params(weights).config
-        if name == "tabular_fm":
-            return registry_models._fm(weights).config
+        if name in ("icl_transformer", "tabular_fm"):
+            return _weights_config(name, str(Path(weights).resolve()) if weights else "")
         if name in ("tabicl", "tabpfn") and weights is not None:
             module = importlib.import_module(f"arenalite.models.{name}")
             net = module.load(weights) if name == "tabicl" else module.load_cached(weights)

@@ -1,4 +1,5 @@
-"""Where tasks run: in this process, in a process pool, or on Dask.
+"""Where tasks run: in this process, in a process pool, or on Dask (the WebGPU runner:
+:mod:`.webgpu`).
 
 Every executor takes boards (one per table) and tasks, and yields each task's
 :class:`~.tasks.Outcome` as it finishes. A worker receives each board once: the pool's
@@ -9,9 +10,9 @@ tasks that were running beside it run again one at a time, so that only the task
 kills its worker is blamed. On Dask, a task whose workers died ``allowed-failures`` times
 (``KilledWorker``) is recorded alike; Dask itself reruns a task whose worker died once.
 
-Each worker's model threads (:mod:`arenalite.models.threads`) and BLAS threads are set to
-its share of the cores (cores / workers, at least 1), so that the pool, Dask's threads,
-the model thread pool and BLAS do not oversubscribe the machine.
+Each worker's model threads (:mod:`arenalite.models.threads`) are set to its share of the
+cores (cores / workers, at least 1) and its BLAS to one thread during a task, so that the
+pool, Dask's threads, the model thread pool and BLAS do not oversubscribe the machine.
 """
 
 from __future__ import annotations
@@ -41,12 +42,19 @@ def cores() -> int:
 
 
 def set_threads(n: int) -> None:
-    """Hold this process's model thread pool and its OpenBLAS to ``n`` threads."""
+    """Hold this process's model thread pool to ``n`` threads (BLAS is held to one thread
+    around each task, :func:`_play_shared`)."""
     n = max(1, int(n))
     if threads.count() != n:  # set_count restarts the pool: only when the share changes
         threads.set_count(n)
-    for _, put in threads._openblas():
-        put(n)
+
+
+def _play_shared(board: Board, model: Model, task: Task) -> Outcome:
+    """:func:`play` in a worker that shares the machine: BLAS on one thread (the worker's
+    model threads are its share of the cores), so that workers × BLAS threads do not
+    oversubscribe the cores."""
+    with threads.single_threaded_blas():
+        return play(board, model, task)
 
 
 # ----------------------------------------------------------------------------- in process
@@ -73,7 +81,7 @@ def _worker_init(n_threads: int) -> None:
 
 
 def _play_file(path: str, model: Model, task: Task) -> Outcome:
-    return play(_load_board(path), model, task)
+    return _play_shared(_load_board(path), model, task)
 
 
 def _died(task: Task, error: BaseException) -> Outcome:
@@ -164,7 +172,7 @@ def _dask_play(board: Board, model: Model, task: Task, host_threads: dict[str, i
         host = ""
     total = host_threads.get(host, 1)
     set_threads(max(1, cores() // max(total, 1)))
-    return play(board, model, task)
+    return _play_shared(board, model, task)
 
 
 def _hold(board: Any) -> Any:
@@ -215,49 +223,6 @@ def on_dask(tasks: Sequence[Task], boards: Boards, models: dict[str, Model],
         except KilledWorker as error:
             yield _died(task, error)
         future.release()
-
-
-# ----------------------------------------------------------------------------- WebGPU
-
-
-def on_webgpu(tasks: Sequence[Task], plans: dict[str, Any], models: dict[str, Model],
-              bridge_dir: Any = None, vulkan_icd: Any = None) -> Iterator[Outcome]:
-    """Play the tasks on the WebGPU bridge under Node (:mod:`arenalite.node_runner`), one
-    Node run per table for the models with tasks there. The Node runner's own failure (no
-    Node, no bridge, no WebGPU adapter) is raised as an OSError: it is the machine's, not
-    a task's, and nothing is recorded for the table."""
-    import pandas as pd
-
-    from .. import node_runner
-    from .. import splits as split_io
-    from ..datasets import table as tables
-
-    by_table: dict[str, list[Task]] = {}
-    for task in tasks:
-        by_table.setdefault(task.table, []).append(task)
-    for name, todo in by_table.items():
-        plan = plans[name]
-        labels = list(dict.fromkeys(t.model for t in todo))
-        table = plan.entry.read()
-        persisted = split_io.load(plan.splits_path)
-        data = tables.to_dataset(table, drop=persisted.get("excluded_columns", ()))
-        persisted = {**persisted, "excluded_columns": []}
-        with tempfile.TemporaryDirectory(prefix="arenalite-webgpu-") as folder:
-            try:
-                path = node_runner.run_to_csv(
-                    {name: data}, {name: persisted},
-                    [{**getattr(models[label], "spec", {}), "label": label}
-                     for label in labels], Path(folder) / "results.csv",
-                    bridge_dir=bridge_dir, vulkan_icd=vulkan_icd)
-            except node_runner.NodeRunnerError as error:
-                raise OSError(str(error)) from None
-            rows = pd.read_csv(path, dtype={"split_id": str}).to_dict("records")
-        found = {(r["model"], str(r["split_id"])): r for r in rows}
-        for task in todo:
-            row = found.get((task.model, task.split_id))
-            yield (Outcome(task, row=row) if row is not None else
-                   Outcome(task, kind="raised", exception="MissingRow",
-                           message="the WebGPU runner wrote no row for this split"))
 
 
 # ----------------------------------------------------------------------------- choice

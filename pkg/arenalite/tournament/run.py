@@ -226,7 +226,7 @@ def _play(tasks: list[Task], plans: dict[str, Plan], models: dict[str, Model], s
     bridge folder, Vulkan driver manifest)."""
     boards = board_loader(plans)
     if runner[0] == "webgpu":
-        from .execute import on_webgpu
+        from .webgpu import on_webgpu
 
         outcomes = on_webgpu(tasks, plans, models, runner[1], runner[2])
     else:

@@ -21,7 +21,7 @@ from typing import Any
 
 import pandas as pd
 
-from .. import runner
+from .. import results_table as runner
 from ..datasets.table import CORRECTLY_ROUNDED
 
 KEY_COLUMNS = ["table_sha256", "splits_sha256", "model_sha256"]

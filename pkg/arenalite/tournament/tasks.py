@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .. import runner
+from .. import results_table as runner
 from ..datasets import table as tables
 from .entrants import Model
 
