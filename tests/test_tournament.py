@@ -298,3 +298,22 @@ def test_progress_shows_eta_and_what_runs():
     text = stream.getvalue()
     assert "tournament [" in text and "0/4" in text and "ETA ?" in text and "wine · knn" in text
     assert text.endswith("\n")
+
+
+def test_cli_exit_status_1_when_a_task_failed(tmp_path, capsys, monkeypatch):
+    from arenalite.tournament.entrants import RegistryModel
+
+    original = RegistryModel.predict_timed
+
+    def flaky(self, x_train, y_train, x_test, task, n_classes):
+        if self.label == "attention":
+            raise MemoryError("out of memory")
+        return original(self, x_train, y_train, x_test, task, n_classes)
+
+    monkeypatch.setattr(RegistryModel, "predict_timed", flaky)
+    assert main(["tournament", "iris", "--model", "knn", "--model", "attention", "-o",
+                 str(tmp_path), "--n-bootstrap", "20"]) == 1
+    err = capsys.readouterr().err
+    assert "failed: attention on iris, split r0-f0: raised: MemoryError: out of memory" in err
+    assert "task(s) failed" in err
+    assert arenalite.Suite is Suite and callable(arenalite.tournament)
