@@ -19,9 +19,10 @@ Each run is a fresh child process calling ``arenalite.tournament(suite, models, 
   processes playing them (1 or 2), per task; with the ``null`` models (three entrants
   that return the training prior or mean at once) nearly all of the wall is the runner's;
 - peak RSS: the process's own (``ru_maxrss``) at the end of the setup, of the tasks and
-  of the whole call, the largest worker's, and the process's RSS after its imports; the
-  largest table's size in memory (its float64 features and target) for the goal
-  "peak RSS ≤ 1.5 × largest table + 200 MB".
+  of the whole call, the largest worker's (its VmHWM, read from /proc while the run goes;
+  a forked worker counts the pages it shares with its parent), and the process's RSS
+  after its imports; the largest table's size in memory (its float64 features and
+  target) for the goal "peak RSS ≤ 1.5 × largest table + 200 MB".
 
 Runs: ``fast`` (knn k=1, knn k=15, attention), ``fast6`` (twice the models: also knn k=5,
 knn k=31, attention T=1), ``null``; each in process (``-0``) and with 2 workers (``-2``).
@@ -36,6 +37,7 @@ import resource
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -119,6 +121,25 @@ def current_rss_mb() -> float:
         return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
+def children_peak_mb(stop, found: dict) -> None:
+    """Until ``stop`` is set, the largest VmHWM (peak RSS) of this process's children, read
+    from /proc every 0.2 s into ``found["mb"]`` (ru_maxrss of the children would also count
+    any short-lived child forked from this process late in the run)."""
+    me = str(os.getpid())
+    while not stop.wait(0.2):
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/status") as handle:
+                    fields = dict(line.split(":", 1) for line in handle if ":" in line)
+            except OSError:
+                continue
+            if fields.get("PPid", "").strip() == me and "VmHWM" in fields:
+                kb = int(fields["VmHWM"].split()[0])
+                found["mb"] = max(found.get("mb", 0.0), kb / 1024)
+
+
 def child(run: str, suite: str, out: str) -> dict:
     """One run in this (fresh) process; the figures as a dict."""
     import arenalite
@@ -140,10 +161,15 @@ def child(run: str, suite: str, out: str) -> dict:
             phases["tasks_rss_mb"] = rss_mb(resource.RUSAGE_SELF)
 
     run_module._play = timed_play
+    stop, workers_peak = threading.Event(), {}
+    watcher = threading.Thread(target=children_peak_mb, args=(stop, workers_peak), daemon=True)
+    watcher.start()
     t0 = time.perf_counter()
     result = arenalite.tournament(suite, models, out=out, workers=int(workers),
                                   progress=False, log=lambda text: None)
     wall = time.perf_counter() - t0
+    stop.set()
+    watcher.join()
     n = len(result.results)
     model_s = float(result.results["total_ms"].sum()) / 1e3
     procs = max(1, int(workers))
@@ -152,7 +178,7 @@ def child(run: str, suite: str, out: str) -> dict:
             "own_ms_per_task": (phases["tasks"] - model_s / procs) / n * 1e3,
             "rss_mb": rss_mb(resource.RUSAGE_SELF),
             "setup_rss_mb": phases["setup_rss_mb"], "tasks_rss_mb": phases["tasks_rss_mb"],
-            "worker_rss_mb": rss_mb(resource.RUSAGE_CHILDREN) if procs > 1 else None,
+            "worker_rss_mb": workers_peak.get("mb") if procs > 1 else None,
             "import_rss_mb": imported}
 
 
