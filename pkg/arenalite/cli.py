@@ -855,11 +855,7 @@ def table_entries(names: Sequence[str], args: argparse.Namespace,
             refuse_suite_flags(name, args, split)
             entries.extend(read_suite(name).entries)
             continue
-        if resolve.is_file(name) and "target" not in options:
-            raise ValueError(f"table file {name!r} needs --target COL (its target column)")
-        if not resolve.is_file(name) and options:
-            raise ValueError(f"{name!r} is neither a table file nor a bundled dataset with "
-                             "flags: --target and the other table flags apply to files")
+        resolve.check_options(name, options)
         stem = resolve.tables.default_name(Path(name)) if resolve.is_file(name) else name
         entries.append(Entry(stem, name, dict(options), dict(split or {})))
     seen = [e.name for e in entries]

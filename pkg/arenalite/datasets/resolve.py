@@ -40,6 +40,13 @@ def read(source: Any, name: str | None = None, **options: Any) -> tables.Table:
     """The checked :class:`~arenalite.datasets.table.Table` of a bundled name, a table file
     or a DataFrame, with ``options`` (:data:`TABLE_OPTIONS`). A file needs its target; a
     bundled name takes no options (its roles are the catalogue's)."""
+    given = check_options(source, options)
+    return tables.read_table(source, name=name, **given)
+
+
+def check_options(source: Any, options: dict[str, Any]) -> dict[str, Any]:
+    """The options given (unset ones left out), checked against the source: a file needs
+    its target, a bundled name takes none (its roles are the catalogue's)."""
     unknown = sorted(set(options) - set(TABLE_OPTIONS))
     if unknown:
         raise TypeError(f"unknown table option(s) {unknown}; known: {list(TABLE_OPTIONS)}")
@@ -51,7 +58,7 @@ def read(source: Any, name: str | None = None, **options: Any) -> tables.Table:
         if not is_file(source) and given:
             raise ValueError(f"{str(source)!r} is neither a table file nor a bundled dataset "
                              "with flags: --target and the other table flags apply to files")
-    return tables.read_table(source, name=name, **given)
+    return given
 
 
 def split_options(kind: str | None = None, n_repeats: int | None = None,
