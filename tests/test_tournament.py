@@ -46,6 +46,12 @@ class Stub(Model):
             output = output[1:]
         if hit and self.misbehave == "kill":
             os.kill(os.getpid(), signal.SIGKILL)
+        if self.misbehave == "threads":  # a pool worker of 2: its share of the cores
+            from arenalite.models import threads
+            from arenalite.tournament.execute import cores
+
+            if threads.count() != max(1, cores() // 2):
+                raise RuntimeError(f"{threads.count()} model threads in a worker of 2")
         return output, t
 
     def not_applicable(self, task, n_features, n_classes, runner):
@@ -193,7 +199,7 @@ def test_impute_fills_failed_cells_with_the_baselines_score(tmp_path):
 
 @pytest.mark.needs_processes
 def test_a_worker_killed_in_the_pool_fails_its_task_only(tmp_path):
-    models = [Stub("good"), Stub("killer", "kill")]
+    models = [Stub("good", "threads"), Stub("killer", "kill")]
     suite = Suite("s", Suite.of("iris", kind="random", n_repeats=3).entries
                   + Suite.of("diabetes", kind="random", n_repeats=3).entries)
     result = arenalite.tournament(suite, models, out=tmp_path, workers=2, **FAST)
@@ -203,7 +209,7 @@ def test_a_worker_killed_in_the_pool_fails_its_task_only(tmp_path):
     assert set(failures["kind"]) == {"worker died"}
     assert len(failures) == 3
     assert len(result.results) == 3 + 3 + 3  # good on both, killer on diabetes
-    local = arenalite.tournament(suite, [Stub("good")], **FAST)
+    local = arenalite.tournament(suite, [Stub("good", "threads-ignored")], **FAST)
     key = ["dataset", "split_id"]
     pool = result.results[result.results["model"] == "good"].sort_values(key)
     assert np.array_equal(pool["error"].to_numpy(), local.results.sort_values(key)[
