@@ -707,8 +707,7 @@ split in this process. Each model encodes text and missing cells as docs/models.
 icl_transformer; tabicl exactly as the `tabicl` package does. tabicl runs when its
 checkpoint is beside the notebook (upload it as in "TabICLv2 from your own checkpoint"):
 """),
-            code('''models = [{"name": "knn", "k": 5}, {"name": "knn", "k": 15}, {"name": "attention"},
-          {"name": "icl_transformer"}]
+            code('''models = ["knn", "knn:k=15", "attention", "icl_transformer"]
 CHECKPOINT = Path("tabicl-classifier-v2-20260212.ckpt")
 if CHECKPOINT.is_file():
     models.append({"name": "tabicl", "weights": str(CHECKPOINT), "label": "tabicl (TabICLv2)"})
