@@ -230,6 +230,19 @@ def test_a_changed_model_or_table_is_refused_by_name(tmp_path):
                              out=tmp_path / "c", **FAST)
 
 
+def test_changed_split_options_or_split_file_are_refused(tmp_path):
+    arenalite.tournament(Suite.of("iris", kind="random", n_repeats=3), ["knn"], out=tmp_path,
+                         **FAST)
+    with pytest.raises(ValueError, match="is not the split file that table 'iris'"):
+        arenalite.tournament(Suite.of("iris", kind="random", n_repeats=4), ["knn"],
+                             out=tmp_path, **FAST)
+    path = tmp_path / "splits" / "iris.splits.json"
+    path.write_text(path.read_text().replace('"test":[', '"test":[ ', 1))
+    with pytest.raises(ValueError, match="is not the split file that table 'iris'"):
+        arenalite.tournament(Suite.of("iris", kind="random", n_repeats=3), ["knn"],
+                             out=tmp_path, **FAST)
+
+
 def test_a_torn_last_line_is_dropped_and_its_task_runs_again(tmp_path):
     first = arenalite.tournament("iris", ["knn"], out=tmp_path, **FAST)
     path = tmp_path / "results.csv"

@@ -29,6 +29,7 @@ from typing import Any
 import pandas as pd
 
 from .. import splits as split_io
+from ..datasets import resolve
 from ..datasets import table as tables
 from ..progress import Progress
 from ..tables import write_table
@@ -73,11 +74,18 @@ def plan_table(entry: Entry, folder: Path, boards: Path | None = None) -> Plan:
     instead of parsing the table file again."""
     table = entry.read()
     path = folder / f"{entry.name}.splits.json"
+    made = (entry.make_splits() if resolve.plain_bundled(entry.source, entry.table)
+            else tables.make_table_splits(table, **entry.split))  # = entry.make_splits()
     if path.exists():
         persisted = split_io.load(path)
         tables.check_table_splits(table, persisted, str(path))
+        if path.read_text(encoding="utf-8") != split_io.to_json(made):
+            raise ValueError(f"{path} is not the split file that table {entry.name!r}'s "
+                             "split options make now (the options or the file changed); "
+                             "its old rows would be mixed with new ones: use another output "
+                             "folder (-o)")
     else:
-        persisted = entry.make_splits()
+        persisted = made
         split_io.save(persisted, path)
     excluded = set(persisted.get("excluded_columns", ()))
     n_features = sum(c not in excluded for c in table.feature_names)
