@@ -108,3 +108,10 @@ def test_cli_dask_address(client, tmp_path, capsys):
     assert main(["tournament", "iris", "--model", "knn", "--dask", address, "--workers", "2",
                  "-o", str(tmp_path / "x")]) == 2
     assert "not both" in capsys.readouterr().err
+
+
+def test_api_executor_as_scheduler_address(client, tmp_path):
+    result = arenalite.tournament("iris", ["knn"], out=tmp_path,
+                                  executor=client.scheduler.address, n_bootstrap=0,
+                                  report=False, log=lambda text: None)
+    assert len(result.results) > 0 and result.exit_status == 0

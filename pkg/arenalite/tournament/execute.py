@@ -239,6 +239,8 @@ def execute(tasks: Sequence[Task], boards: Boards, models: dict[str, Model],
         return process_pool(tasks, boards, models, workers)
     client = dask_client(executor)
     if client is not None:
+        if isinstance(executor, str):  # our own client: closed when the tasks are done
+            return _closing(on_dask(tasks, boards, models, client), client)
         return on_dask(tasks, boards, models, client)
     if type(executor).__name__ == "ProcessPoolExecutor":  # a fresh pool of its size, ours
         return process_pool(tasks, boards, models, executor._max_workers)
@@ -246,6 +248,13 @@ def execute(tasks: Sequence[Task], boards: Boards, models: dict[str, Model],
         return _generic(tasks, boards, models, executor)
     raise TypeError(f"executor must be None, a concurrent.futures Executor, a Dask Client or "
                     f"a scheduler address, got {type(executor).__name__}")
+
+
+def _closing(outcomes: Iterator[Outcome], client: Any) -> Iterator[Outcome]:
+    try:
+        yield from outcomes
+    finally:
+        client.close()
 
 
 def _generic(tasks: Sequence[Task], boards: Boards, models: dict[str, Model],
