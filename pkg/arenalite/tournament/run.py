@@ -69,7 +69,8 @@ def _now() -> str:
 
 
 def plan_table(entry: Entry, folder: Path, boards: Path | None = None) -> Plan:
-    """Read the table, make or reuse its split file, and note what its tasks need. With
+    """Read the table, make its split file or check the one there (made from this table,
+    and what the entry's split options make now), and note what its tasks need. With
     ``boards``, the table's board is pickled there, so that its tasks load it at once
     instead of parsing the table file again."""
     table = entry.read()
