@@ -113,6 +113,10 @@ def test_knn_all_rows_equal_and_huge_values(monkeypatch):
     qbig = rng.normal(size=(6, 3)) * 1e146
     assert np.array_equal(neighbours(qbig, big, 4), reference_neighbours(qbig, big, 4))
     assert exact
+    exact.clear()  # large but below float32's range: the float32 preselection
+    mid, qmid = big * 1e-133, qbig * 1e-133
+    assert np.array_equal(neighbours(qmid, mid, 4), reference_neighbours(qmid, mid, 4))
+    assert not exact
 
 
 def test_pair_distances_are_the_full_computations_bits():

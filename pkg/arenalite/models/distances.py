@@ -27,9 +27,6 @@ MAX_ELEMENTS = 2_000_000
 # 12,000 × 6,000 × 26 on 2 cores).
 BLOCK_ELEMENTS = 262_144
 
-_UNIT_ROUNDOFF = np.finfo(np.float64).eps / 2
-
-
 def query_batches(n_query: int, n_context: int, n_features: int) -> Iterator[slice]:
     """Slices of query rows small enough that a batch's difference array stays bounded."""
     size = max(1, MAX_ELEMENTS // max(1, n_context * n_features))
@@ -81,22 +78,29 @@ def augmented_context(x_context: np.ndarray) -> np.ndarray:
 
 def shifted_distances(x_query: np.ndarray, context: np.ndarray) -> np.ndarray:
     """``s[i, j] = ‖x_context[j]‖² − 2 x_query[i]·x_context[j]`` as one matrix product
-    ``[−2 x_query, 1] @ context`` (``context`` from :func:`augmented_context`; the factor
-    −2 is exact): the squared distance less the row constant ``‖x_query[i]‖²``, within
+    ``[−2 x_query, 1] @ context`` in ``context``'s dtype (``context`` from
+    :func:`augmented_context`, float64 or cast to float32; the factor −2 is exact): the
+    squared distance less the row constant ``‖x_query[i]‖²``, within
     :func:`expansion_error` of the exact one."""
-    return np.column_stack([-2.0 * x_query, np.ones(len(x_query))]) @ context
+    return (np.column_stack([-2.0 * x_query, np.ones(len(x_query))]).astype(context.dtype)
+            @ context)
 
 
-def expansion_error(query_norms: np.ndarray, max_context_norm: float,
-                    n_features: int) -> np.ndarray:
+def expansion_error(query_norms: np.ndarray, max_context_norm: float, n_features: int,
+                    dtype: type = np.float64) -> np.ndarray:
     """Per query row, a bound on ``|s[i, j] + ‖x_query[i]‖² − d[i, j]|`` over every j, with
-    ``s`` from :func:`shifted_distances` and ``d`` from :func:`squared_distances`.
+    ``s`` from :func:`shifted_distances` in ``dtype`` and ``d`` from
+    :func:`squared_distances` (float64).
 
-    With u the unit roundoff and ``γ_n = n u / (1 − n u)``: the product's F + 1 terms sum
-    to within ``γ_{F+1} (2 Σ|a_f b_f| + ‖b‖²) ≤ 2 γ_{F+1} (‖a‖² + ‖b‖²)`` (as
-    ``2|a_f b_f| ≤ a_f² + b_f²``), the norm ``‖b‖²`` itself is within ``γ_F ‖b‖²``, and the
-    exact difference sum within ``γ_{F+2} d ≤ 2 γ_{F+2} (‖a‖² + ‖b‖²)``: in all below
+    With u the unit roundoff of ``dtype`` and ``γ_n = n u / (1 − n u)``: each of the
+    product's F + 1 terms is within ``3u`` of its true value (its two operands rounded to
+    ``dtype``, the product rounded), and their sum within ``γ_{F+3} (2 Σ|a_f b_f| + ‖b‖²)
+    ≤ 2 γ_{F+3} (‖a‖² + ‖b‖²)`` (as ``2|a_f b_f| ≤ a_f² + b_f²``); the float64 norm
+    ``‖b‖²`` is within ``γ_F ‖b‖²``, and the exact difference sum within
+    ``γ_{F+2} d ≤ 2 γ_{F+2} (‖a‖² + ‖b‖²)`` (float64 u, no larger). In all below
     ``6 (F + 4) u (‖a‖² + ‖b‖²)``, bounded here by ``16 (F + 4) u (‖a‖² + max ‖b‖²)``
     for safety (the norms used are computed ones, within ``γ_F`` of the true ones).
+    Underflow adds at most F times the smallest subnormal, far below knn's rounding margin.
     """
-    return 16.0 * (n_features + 4) * _UNIT_ROUNDOFF * (query_norms + max_context_norm)
+    unit = np.finfo(dtype).eps / 2
+    return 16.0 * (n_features + 4) * unit * (query_norms + max_context_norm)
