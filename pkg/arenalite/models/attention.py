@@ -20,22 +20,28 @@ from . import threads
 from .distances import augmented_context, row_blocks, shifted_distances
 
 
-def _block_weights(x_query: np.ndarray, context: np.ndarray, temperature: float) -> np.ndarray:
-    """A block's unnormalized weights ``exp(−(d_j − min_j d_j) / T)``."""
+def _logit_context(x_context: np.ndarray, temperature: float) -> np.ndarray:
+    """:func:`~.distances.augmented_context` times ``−1/T``: the product with it gives the
+    logits ``−(‖x_j‖² − 2 x·x_j) / T`` directly."""
+    return augmented_context(x_context) * (-1.0 / temperature)
+
+
+def _block_weights(x_query: np.ndarray, context: np.ndarray) -> np.ndarray:
+    """A block's unnormalized weights ``exp(−(d_j − min_j d_j) / T)`` (``context`` from
+    :func:`_logit_context`)."""
     w = shifted_distances(x_query, context)
-    w -= w.min(axis=1, keepdims=True)
-    w *= -1.0 / temperature
+    w -= w.max(axis=1, keepdims=True)
     return np.exp(w, out=w)
 
 
 def attention_weights(x_query: np.ndarray, x_context: np.ndarray,
                       temperature: float) -> np.ndarray:
     """Row-wise ``softmax_j(−‖x − x_j‖² / T)`` (m × n), max-subtracted for stability."""
-    context = augmented_context(x_context)
+    context = _logit_context(x_context, temperature)
     out = np.empty((len(x_query), len(x_context)))
 
     def block(rows: slice) -> None:
-        w = _block_weights(x_query[rows], context, temperature)
+        w = _block_weights(x_query[rows], context)
         np.divide(w, w.sum(axis=1, keepdims=True), out=out[rows])
 
     threads.map_chunks(block, list(row_blocks(len(x_query), len(x_context))))
@@ -60,7 +66,7 @@ def attention_predict(x_query: np.ndarray, x_context: np.ndarray, y_context: np.
     and the ms spent on the weights and on the aggregation (the call's wall time shared
     out in proportion to the two stages' summed block times)."""
     start = clock()
-    context = augmented_context(x_context)
+    context = _logit_context(x_context, temperature)
     n = len(x_context)
     labels = (y_context[:, None] if n_classes is None
               else (y_context[:, None] == np.arange(n_classes)).astype(np.float64))
@@ -68,7 +74,7 @@ def attention_predict(x_query: np.ndarray, x_context: np.ndarray, y_context: np.
 
     def block(rows: slice) -> tuple[np.ndarray, float, float]:
         t0 = clock()
-        w = _block_weights(x_query[rows], context, temperature)
+        w = _block_weights(x_query[rows], context)
         t1 = clock()
         sums = w @ values
         return sums[:, :-1] / sums[:, -1:], t1 - t0, clock() - t1
