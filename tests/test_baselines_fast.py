@@ -71,13 +71,13 @@ def test_knn_large_context_and_small_blocks(case, n_threads):
     on one thread and on two."""
     x, q, k = case
     k = min(k, 40)
-    saved, before = distances.BLOCK_ELEMENTS, threads.count()
-    distances.BLOCK_ELEMENTS = 3 * len(x)
+    saved, before = (distances.BLOCK_ELEMENTS, distances.MIN_BLOCK_ROWS), threads.count()
+    distances.BLOCK_ELEMENTS, distances.MIN_BLOCK_ROWS = 3 * len(x), 1
     threads.set_count(n_threads)
     try:
         got = neighbours(q, x, k)
     finally:
-        distances.BLOCK_ELEMENTS = saved
+        distances.BLOCK_ELEMENTS, distances.MIN_BLOCK_ROWS = saved
         threads.set_count(before)
     assert np.array_equal(got, reference_neighbours(q, x, k))
 
@@ -177,12 +177,12 @@ def test_attention_blocks_and_threads_agree():
     x, q = rng.normal(size=(700, 8)), rng.normal(size=(90, 8))
     y = rng.integers(0, 3, 700)
     one, _, _ = attention_predict(q, x, y, 3, 8.0)
-    saved, before = distances.BLOCK_ELEMENTS, threads.count()
-    distances.BLOCK_ELEMENTS = 5 * 700
+    saved, before = (distances.BLOCK_ELEMENTS, distances.MIN_BLOCK_ROWS), threads.count()
+    distances.BLOCK_ELEMENTS, distances.MIN_BLOCK_ROWS = 5 * 700, 1
     threads.set_count(2)
     try:
         many, _, _ = attention_predict(q, x, y, 3, 8.0)
     finally:
-        distances.BLOCK_ELEMENTS = saved
+        distances.BLOCK_ELEMENTS, distances.MIN_BLOCK_ROWS = saved
         threads.set_count(before)
     assert np.allclose(many, one, rtol=1e-13, atol=0)

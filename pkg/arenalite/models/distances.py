@@ -27,6 +27,11 @@ MAX_ELEMENTS = 2_000_000
 # 12,000 × 6,000 × 26 on 2 cores).
 BLOCK_ELEMENTS = 262_144
 
+# At least this many query rows a block: a matrix product with a handful of rows runs far
+# below BLAS's speed (measured at 36,000 context rows: knn 0.42 → 0.23 s, attention
+# 0.81 → 0.68 s for 3,000 query rows with 32 rows instead of 7).
+MIN_BLOCK_ROWS = 32
+
 def query_batches(n_query: int, n_context: int, n_features: int) -> Iterator[slice]:
     """Slices of query rows small enough that a batch's difference array stays bounded."""
     size = max(1, MAX_ELEMENTS // max(1, n_context * n_features))
@@ -35,8 +40,9 @@ def query_batches(n_query: int, n_context: int, n_features: int) -> Iterator[sli
 
 
 def row_blocks(n_query: int, n_context: int) -> Iterator[slice]:
-    """Slices of query rows whose (rows × context) distance block stays bounded."""
-    size = max(1, BLOCK_ELEMENTS // max(1, n_context))
+    """Slices of query rows whose (rows × context) distance block stays bounded (at least
+    ``MIN_BLOCK_ROWS`` rows)."""
+    size = max(MIN_BLOCK_ROWS, BLOCK_ELEMENTS // max(1, n_context))
     for start in range(0, n_query, size):
         yield slice(start, min(start + size, n_query))
 
