@@ -117,7 +117,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     counts = forward_bench.thread_counts(args.threads)
     if len(counts) > 1:
-        forward_bench.summary(forward_bench.run_per_count(__file__, sys.argv[1:], counts))
+        forward_bench.summary(*forward_bench.run_per_count(__file__, sys.argv[1:], counts))
         return 0
     args.threads = counts[0]
     try:
@@ -141,6 +141,7 @@ def main(argv=None) -> int:
           f"random weights: {n_params / 1e9:.3f} G parameters (drawn in "
           f"{time.perf_counter() - t0:.0f} s); {args.threads} thread(s); torch "
           f"{torch.__version__}, numpy {np.__version__}", flush=True)
+    forward_bench.report_machine(torch)
     print(f"{'shape':>18} {'lib':>6} {'median s':>9} " + " ".join(f"{s:>7}" for s in STAGES)
           + f" {'ratio':>6} {'max |diff|':>10}", flush=True)
     for n, m, h in ([] if args.large_only else SHAPES):

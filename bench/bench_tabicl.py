@@ -124,7 +124,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     counts = forward_bench.thread_counts(args.threads)
     if len(counts) > 1:
-        forward_bench.summary(forward_bench.run_per_count(__file__, sys.argv[1:], counts))
+        forward_bench.summary(*forward_bench.run_per_count(__file__, sys.argv[1:], counts))
         return 0
     args.threads = counts[0]
     try:
@@ -146,6 +146,7 @@ def main(argv=None) -> int:
     icfg = InferenceConfig(COL_CONFIG=dict(base), ROW_CONFIG=dict(base), ICL_CONFIG=dict(base))
     print(f"TabICLv2 classifier, random weights: {n_params / 1e6:.2f} M parameters; "
           f"{args.threads} thread(s); torch {torch.__version__}, numpy {np.__version__}")
+    forward_bench.report_machine(torch)
     print(f"{'shape':>18} {'lib':>6} {'median s':>9} {'column':>7} {'row':>7} "
           f"{'icl+head':>8} {'ratio':>6} {'max |diff|':>10}")
     for n, m, h in SHAPES:

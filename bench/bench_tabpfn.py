@@ -125,7 +125,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     counts = forward_bench.thread_counts(args.threads)
     if len(counts) > 1:
-        forward_bench.summary(forward_bench.run_per_count(__file__, sys.argv[1:], counts))
+        forward_bench.summary(*forward_bench.run_per_count(__file__, sys.argv[1:], counts))
         return 0
     args.threads = counts[0]
     try:
@@ -148,6 +148,7 @@ def main(argv=None) -> int:
     print(f"TabPFN v3 classifier (default config), random weights: {n_params / 1e6:.2f} M "
           f"parameters; {args.threads} thread(s); torch {torch.__version__}, numpy "
           f"{np.__version__}")
+    forward_bench.report_machine(torch)
     print(f"{'shape':>18} {'lib':>6} {'median s':>9} {'column':>7} {'row':>7} {'icl':>7} "
           f"{'decoder':>7} {'ratio':>6} {'max |diff|':>10}")
     for n, m, h in SHAPES:

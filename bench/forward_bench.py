@@ -1,12 +1,15 @@
-"""What the model forward benches (bench_tabicl.py, bench_tabpfn.py) share: the thread
-count set before numpy loads, one child process per thread count (``--threads 1,all``:
-both counts in one command, each child with its own BLAS setting), and the random table
-they time."""
+"""What the model forward benches (bench_tabicl.py, bench_tabpfn.py, bench_tabfm.py)
+share: the thread count set before numpy loads, one child process per thread count
+(``--threads 1,all``: both counts in one command, each child with its own BLAS setting),
+the random table they time, and the machine each table holds for (CPU and vector
+extensions, numpy's BLAS and its core type, torch's build), printed beside every table so
+that figures from different machines are never compared."""
 
 from __future__ import annotations
 
 import json
 import os
+import platform
 import subprocess
 import sys
 
@@ -45,7 +48,8 @@ def threads_from_argv(argv: list[str]) -> str:
 
 def run_per_count(script: str, argv: list[str], counts: list[int]) -> list[dict]:
     """Run ``script`` once per thread count (``--threads N`` replacing the list), its
-    output passed through; returns each child's RESULT dicts, tagged with the count."""
+    output passed through; returns each child's RESULT dicts, tagged with the count, and
+    the machine description the last child printed (``MACHINE``)."""
     rest, skip = [], False
     for a in argv:
         if skip:
@@ -54,24 +58,111 @@ def run_per_count(script: str, argv: list[str], counts: list[int]) -> list[dict]
             skip = True
         elif not a.startswith("--threads="):
             rest.append(a)
-    results = []
+    results, described = [], None
     for n in counts:
         child = subprocess.run([sys.executable, script, "--threads", str(n), *rest],
-                               stdout=subprocess.PIPE, text=True, check=True)
+                               stdout=subprocess.PIPE, text=True, check=True,
+                               env={**os.environ, CHILD: "1"})
         for line in child.stdout.splitlines():
             if line.startswith(RESULT):
                 results.append({"threads": n, **json.loads(line[len(RESULT):])})
+            elif line.startswith(MACHINE):
+                described = json.loads(line[len(MACHINE):])
+                print(described, flush=True)
             else:
                 print(line, flush=True)
-    return results
+    return results, described
 
 
-def summary(results: list[dict]) -> None:
-    """numpy / torch per thread count and shape, the table of bench/README.md."""
+def cpu_line() -> str:
+    """The CPU's model name and its vector extensions (AVX-512 subsets, AVX2), from
+    /proc/cpuinfo where there is one."""
+    name, flags = platform.processor() or platform.machine(), set()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            for line in info:
+                key, _, value = line.partition(":")
+                if key.strip() == "model name":
+                    name = value.strip()
+                elif key.strip() == "flags":
+                    flags = set(value.split())
+                    break
+    except OSError:
+        pass
+    avx512 = sorted(f[len("avx512"):].lstrip("_") for f in flags if f.startswith("avx512"))
+    vector = ("AVX-512 (" + "/".join(avx512) + ")" if avx512 else
+              "AVX2, no AVX-512" if "avx2" in flags else "no AVX2" if flags else "flags unknown")
+    return f"CPU: {name}, {os.cpu_count()} logical cores ({usable_cores()} usable); {vector}"
+
+
+def blas_lines() -> list[str]:
+    """numpy's BLAS as threadpoolctl sees it: library, version, core type, threads."""
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return ["BLAS: threadpoolctl not installed (pip install threadpoolctl)"]
+    return [f"BLAS: {p.get('internal_api')} {p.get('version')}, core "
+            f"{p.get('architecture', '?')}, {p.get('num_threads')} thread(s) "
+            f"({os.path.basename(p.get('filepath', ''))})"
+            for p in threadpool_info() if p.get("user_api") == "blas"] or ["BLAS: none found"]
+
+
+def torch_line(torch) -> str:
+    """torch's version and build: its BLAS, oneDNN and CPU capability (``__config__``)."""
+    config = torch.__config__.show()
+    parts = [f"torch {torch.__version__}"]
+    for line in config.splitlines():
+        line = line.strip().lstrip("- ")
+        if "Math Kernel Library" in line:
+            parts.append("MKL " + line.split("Version", 1)[-1].split("-")[0].strip())
+        elif line.startswith("Intel(R) MKL-DNN") or line.startswith("oneDNN"):
+            parts.append("oneDNN " + line.split()[-4 if "Git" in line else -1])
+        elif line.startswith("CPU capability usage"):
+            parts.append("CPU capability " + line.split(":", 1)[1].strip())
+    blas = [b.split("=", 1)[1] for b in config.replace(",", " ").split()
+            if b.startswith("BLAS_INFO=")]
+    if blas:
+        parts.append(f"BLAS_INFO={blas[0]}")
+    return "; ".join(parts) + f"; {torch.get_num_threads()} intra-op thread(s)"
+
+
+def machine(torch=None) -> str:
+    """What a table's figures hold for: the CPU, numpy and its BLAS, torch's build."""
+    import numpy as np
+
+    lines = [cpu_line(), f"numpy {np.__version__}", *blas_lines()]
+    if torch is not None:
+        lines.append(torch_line(torch))
+    try:
+        lines.append("load average " + " ".join(f"{v:.2f}" for v in os.getloadavg()))
+    except OSError:
+        pass
+    return "\n".join(lines)
+
+
+MACHINE = "MACHINE "  # the line a child prints its machine description on (JSON string)
+CHILD = "ARENALITE_BENCH_CHILD"  # set in the children of run_per_count
+
+
+def summary(results: list[dict], described: str | None = None) -> None:
+    """numpy / torch per thread count and shape, the table of bench/README.md, with the
+    machine it was measured on."""
+    if described:
+        print("\n" + described)
     print("\n| threads | shape | torch s | numpy s | numpy / torch |\n|---|---|---:|---:|---:|")
     for r in results:
         print(f"| {r['threads']} | {r['shape']} | {r['torch']:.2f} | {r['numpy']:.2f} "
               f"| **{r['numpy'] / r['torch']:.2f}** |")
+
+
+def report_machine(torch=None) -> None:
+    """Print the machine description: as a ``MACHINE`` line in a child of
+    :func:`run_per_count` (which prints it, and again beside the summary table), else as
+    it is."""
+    if os.environ.get(CHILD) == "1":
+        print(MACHINE + json.dumps(machine(torch)), flush=True)
+    else:
+        print(machine(torch), flush=True)
 
 
 def set_blas_threads() -> None:
