@@ -3,7 +3,7 @@
 
 The interface the predictor calls (stable)::
 
-    model = TabFMModel(checkpoint.config, checkpoint.tensors)   # or tabfm.load(path, task)
+    model = load(path, task)        # or TabFMModel(checkpoint.config, checkpoint.tensors)
     out, timings = forward(model, x_context, y_context, x_query, d=None, cat_mask=None)
 
 - ``x_context`` (N, H) and ``x_query`` (M, H): float32 cells, already preprocessed as the
@@ -37,11 +37,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from os import PathLike
+from pathlib import Path
 
 import numpy as np
 
-from .. import threads
+from .. import checkpoint_cache, threads
 from . import cells, column, icl, row
+from .checkpoint import WEIGHTS_NAME, read_checkpoint, resolve
 from .decoder import Decoder
 from .layers import as_float32
 
@@ -81,6 +84,37 @@ class TabFMModel:
     @property
     def out_width(self) -> int:
         return self.max_classes if self.is_classifier else 1
+
+
+def _read_folder(weights: str) -> TabFMModel:
+    """The model of the ``save_pretrained`` folder holding ``weights``."""
+    checkpoint = read_checkpoint(Path(weights).parent)
+    return TabFMModel(checkpoint.config, checkpoint.tensors)
+
+
+def _read_file(path: str) -> TabFMModel:
+    """The model of a converted single file."""
+    checkpoint = read_checkpoint(path)
+    return TabFMModel(checkpoint.config, checkpoint.tensors)
+
+
+def load(path: str | PathLike, task: str | None = None) -> TabFMModel:
+    """The model of a checkpoint: a ``save_pretrained`` folder, the parent of
+    ``classification/`` and ``regression/`` (``task`` picks), or a converted file; read
+    once per weights file and modification time (:mod:`arenalite.models.checkpoint_cache`).
+    A folder's task must agree with ``task`` when both say."""
+    p = resolve(path, task)
+    if p.is_file():
+        model = checkpoint_cache.load(p, _read_file)
+    else:
+        weights = p / WEIGHTS_NAME
+        if not weights.is_file():
+            read_checkpoint(p, task)  # raises the message naming what is missing
+        model = checkpoint_cache.load(weights, _read_folder)
+    if task is not None and model.task != task:
+        raise ValueError(f"Google TabFM checkpoint {str(p)!r} is a {model.task} checkpoint, "
+                         f"asked for {task}")
+    return model
 
 
 @dataclass
