@@ -18,7 +18,7 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy.special import erf, expit
+from scipy.special import expit
 
 LN_EPS = 1e-5
 """``nn.LayerNorm``'s default epsilon."""
@@ -43,13 +43,50 @@ def linear(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None = None) ->
     return out
 
 
+ERF_P = 0.3275911
+ERF_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
+"""Abramowitz & Stegun 7.1.26: ``erfc(z) ≈ t·(a1 + a2 t + … + a5 t⁴)·exp(−z²)`` with
+``t = 1 / (1 + p z)``, z ≥ 0, absolute error at most 1.5e-7: the erf that torch's own
+vectorised CPU kernels (``Vectorized<float>::erf``, hence ``F.gelu``) evaluate."""
+_GELU_P = np.float32(ERF_P / math.sqrt(2))  # t from |x| rather than |x| / √2
+_GELU_A = tuple(np.float32(a / 2) for a in ERF_A)  # ½ erfc(|x| / √2), the ½ folded in
+GELU_BLOCK = 1 << 15
+"""Floats per block of :func:`gelu`'s passes (128 KiB a buffer: cache-resident)."""
+
+
 def gelu(x: np.ndarray) -> np.ndarray:
-    """Exact GELU, ``x · Φ(x)`` with the error function (torch's default ``F.gelu``)."""
-    out = (x * np.float32(1 / math.sqrt(2))).astype(np.float32, copy=False)
-    erf(out, out=out)  # one scratch array, every pass in place (0.5 · is exact: same bits)
-    out += np.float32(1.0)
-    out *= x
-    out *= np.float32(0.5)
+    """Exact GELU, ``x · Φ(x)`` (torch's default ``F.gelu``), as ``max(x, 0) − |x| · h``
+    with ``h = ½ erfc(|x| / √2)``: equal to ``½ x (1 + erf(x / √2))`` on both signs,
+    without its cancellation for negative ``x``. ``erfc`` is :data:`ERF_A`'s polynomial
+    (torch's): a dozen float32 passes of numpy's vector loops over cache-sized blocks,
+    several times faster than scipy's float32 ``erf`` (a scalar double loop), within
+    ~1.5e-7 · |x| of the exact value, as torch's."""
+    x = as_float32(x)
+    out = np.empty_like(x)
+    flat_x, flat_out = x.reshape(-1), out.reshape(-1)
+    size = min(GELU_BLOCK, flat_x.size)
+    a, t, h = (np.empty(size, dtype=np.float32) for _ in range(3))
+    for i in range(0, flat_x.size, GELU_BLOCK):
+        xs, o = flat_x[i:i + GELU_BLOCK], flat_out[i:i + GELU_BLOCK]
+        m = xs.size
+        ab, tb, hb = a[:m], t[:m], h[:m]
+        np.abs(xs, out=ab)
+        np.multiply(ab, _GELU_P, out=tb)
+        tb += np.float32(1.0)
+        np.reciprocal(tb, out=tb)
+        np.multiply(tb, _GELU_A[4], out=hb)
+        for coef in _GELU_A[3:0:-1]:
+            hb += coef
+            hb *= tb
+        hb += _GELU_A[0]
+        hb *= tb
+        np.multiply(ab, ab, out=tb)
+        tb *= np.float32(-0.5)
+        np.exp(tb, out=tb)
+        hb *= tb  # h = ½ erfc(|x| / √2)
+        hb *= ab
+        np.maximum(xs, np.float32(0.0), out=o)
+        o -= hb
     return out
 
 
