@@ -20,6 +20,7 @@ from ..ops import (
     LN_EPS,
     Block,
     as_float32,
+    attention,
     chunks,
     gelu,
     layer_norm,
@@ -31,6 +32,7 @@ from ..ops import (
 )
 
 __all__ = ["LN_EPS", "SSMAX_KINDS", "Attention", "AttentionBlock", "Block", "as_float32",
+           "attention",
            "chunks", "gelu", "layer_norm", "linear", "mlp", "rotate", "softmax", "ssmax_kind",
            "ssmax_scale"]
 
@@ -91,10 +93,7 @@ class Attention:
         and the output projection applied: (…, T, E)."""
         q = ssmax_scale(self.block.sub("ssmax_layer") if self.ssmax != "none" else None,
                         self.ssmax, q, k.shape[-2])
-        scores = q @ k.swapaxes(-1, -2)
-        scores *= np.float32(1 / math.sqrt(q.shape[-1]))
-        out = softmax(scores) @ v
-        out = out.swapaxes(-3, -2)
+        out = attention(q, k, v).swapaxes(-3, -2)
         out = out.reshape(*out.shape[:-2], -1)
         return linear(out, self.block["out_proj.weight"], self.block["out_proj.bias"])
 

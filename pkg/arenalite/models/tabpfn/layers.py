@@ -15,12 +15,21 @@ Attention tensors are laid out (…, heads, rows, head_dim).
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from .. import ops
-from ..ops import Block, as_float32, chunks, gelu, linear, mlp, query_aware_scale, rotate, softmax
+from ..ops import (
+    Block,
+    as_float32,
+    attention,
+    chunks,
+    gelu,
+    linear,
+    mlp,
+    query_aware_scale,
+    rotate,
+    softmax,
+)
 
 __all__ = ["Block", "as_float32", "attend", "chunks", "feed_forward", "gelu", "linear",
            "merge_heads", "mlp", "rms_norm", "rotate", "softmax", "split_heads",
@@ -70,15 +79,10 @@ def attend(q: np.ndarray, k: np.ndarray, v: np.ndarray,
     Hkv dividing H (grouped heads), queries first through ``scaling``. → (…, H, S, d)."""
     q = softmax_scaling(scaling, q, k.shape[-2])
     heads, kv_heads = q.shape[-3], k.shape[-3]
-    scale = np.float32(1 / math.sqrt(q.shape[-1]))
     if kv_heads == heads:
-        scores = q @ k.swapaxes(-1, -2)
-        scores *= scale
-        return softmax(scores) @ v
+        return attention(q, k, v)
     group = heads // kv_heads
     *lead, _, s, d = q.shape
     qg = q.reshape(*lead, kv_heads, group, s, d)
-    scores = qg @ k[..., None, :, :].swapaxes(-1, -2)
-    scores *= scale
-    out = softmax(scores) @ v[..., None, :, :]
+    out = attention(qg, k[..., None, :, :], v[..., None, :, :])
     return out.reshape(*lead, heads, s, d)
