@@ -71,11 +71,13 @@ def _context_columns(stage: ColumnStage, src: np.ndarray):
     return stage.finish(src), kv_all
 
 
-def fit_context(stage: ColumnStage, x: np.ndarray) -> tuple[np.ndarray, ColumnCache]:
+def fit_context(stage: ColumnStage, x: np.ndarray,
+                in_place: bool = False) -> tuple[np.ndarray, ColumnCache]:
     """Context rows' embeddings (N, C, E) → the stage's output (N, C, E) and its cache.
-    Each chunk of columns writes its part of the output in place (no second copy)."""
+    Each chunk of columns writes its part of the output (``in_place``: into ``x`` itself,
+    each chunk having copied its columns out first; no second array of x's size)."""
     n, c, e = x.shape
-    out = np.empty((n, c, e), np.float32)
+    out = x if in_place else np.empty((n, c, e), np.float32)
 
     def run(cols: slice):
         done, kv = _context_columns(stage, np.ascontiguousarray(x[:, cols].swapaxes(0, 1)))

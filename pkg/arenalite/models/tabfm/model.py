@@ -204,15 +204,17 @@ def _fit(model: TabFMModel, x: np.ndarray, y: np.ndarray, d: int,
     t0 = clock()
     emb = cells.embed(model.cells, x, mask, y)
     t1 = clock()
-    emb, cache = column.fit_context(model.column, emb)
+    emb, cache = column.fit_context(model.column, emb, in_place=True)
     t2 = clock()
-    emb = row.interact(model.row, _with_cls(model, emb))
+    tokens = _with_cls(model, emb)
+    del emb  # one stage's array alive at a time: every stage below writes in place
+    tokens = row.interact(model.row, tokens, in_place=True)
     t3 = clock()
-    emb, cache_2 = column.fit_context(model.column_2, emb)
+    tokens, cache_2 = column.fit_context(model.column_2, tokens, in_place=True)
     t4 = clock()
-    reps = row.interact(model.row_2, emb)
+    reps = row.interact(model.row_2, tokens)
     t5 = clock()
-    del emb
+    del tokens
     cache_bytes = 2 * reps.size * 4 * len(model.icl.blocks)
     context, _ = icl.fit_context(model.icl, reps, y, timings.icl, clock,
                                  keep=cache_bytes <= ICL_CACHE_BYTES)
@@ -232,7 +234,7 @@ def _query_reps(model: TabFMModel, context: MemberContext, x: np.ndarray,
     t1 = clock()
     emb = column.queries(model.column, context.column, emb)
     t2 = clock()
-    emb = row.interact(model.row, _with_cls(model, emb))
+    emb = row.interact(model.row, _with_cls(model, emb), in_place=True)
     t3 = clock()
     emb = column.queries(model.column_2, context.column_2, emb)
     t4 = clock()

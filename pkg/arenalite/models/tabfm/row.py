@@ -55,11 +55,15 @@ def _rows(stage: RowStage, h: np.ndarray) -> np.ndarray:
     return out if stage.full else out.reshape(out.shape[0], -1)
 
 
-def interact(stage: RowStage, x: np.ndarray) -> np.ndarray:
+def interact(stage: RowStage, x: np.ndarray, in_place: bool = False) -> np.ndarray:
     """Rows' tokens (R, tokens, E) → (R, tokens, E), or (R, row_num_cls · E) for the
-    second stage. Each chunk of rows writes its part of the output in place."""
+    second stage. Each chunk of rows writes its part of the output when done with its
+    rows (``in_place``, first stage only: into ``x`` itself)."""
     r, t, e = x.shape
-    out = np.empty((r, t, e) if stage.full else (r, stage.n_cls * e), np.float32)
+    if in_place and stage.full:
+        out = x
+    else:
+        out = np.empty((r, t, e) if stage.full else (r, stage.n_cls * e), np.float32)
 
     def run(rows: slice) -> None:
         out[rows] = _rows(stage, x[rows])
