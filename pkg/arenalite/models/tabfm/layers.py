@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..ops import Block, as_float32, chunks, gelu_tanh, linear, rotate, softmax
+from ..ops import Block, as_float32, attention, chunks, gelu_tanh, linear, rotate
 from ..ops import rms_norm as _rms_norm
 
 __all__ = ["EPS", "Attention", "AttentionBlock", "Block", "as_float32", "chunks", "linear",
@@ -104,8 +104,7 @@ class Attention:
     def attend(self, q: np.ndarray, k: np.ndarray, v: np.ndarray) -> np.ndarray:
         """Softmax attention of queries over keys/values, heads merged, out projection:
         (…, T, E)."""
-        out = softmax(q @ k.swapaxes(-1, -2)) @ v
-        out = out.swapaxes(-3, -2)
+        out = attention(q, k, v, scale=1.0).swapaxes(-3, -2)
         out = out.reshape(*out.shape[:-2], -1)
         return linear(out, self.block["out_proj.weight"], self.block["out_proj.bias"])
 
