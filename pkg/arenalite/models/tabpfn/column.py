@@ -14,6 +14,7 @@ computed once per split (:func:`embed_context`); query rows then go through alon
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -33,12 +34,18 @@ class CrossBlock:
     heads: int
     scaled: bool
 
+    @cached_property
+    def kv_weight(self) -> np.ndarray:
+        """The key and value projections stacked: one product for both."""
+        a = self.block.sub("attn")
+        return np.concatenate([a["k_projection.weight"], a["v_projection.weight"]])
+
     def keys_values(self, ctx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Keys and values (…, heads, J, d) of the context ``ctx`` (…, J, E)."""
-        a = self.block.sub("attn")
-        x = norm(self.block, "layernorm_kv", ctx)
-        return (split_heads(linear(x, a["k_projection.weight"]), self.heads),
-                split_heads(linear(x, a["v_projection.weight"]), self.heads))
+        kv = linear(norm(self.block, "layernorm_kv", ctx), self.kv_weight)
+        width = kv.shape[-1] // 2
+        return (split_heads(kv[..., :width], self.heads),
+                split_heads(kv[..., width:], self.heads))
 
     def __call__(self, x: np.ndarray, kv: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
         a = self.block.sub("attn")

@@ -16,6 +16,7 @@ outputs; parity is with ``fit_mode="low_memory"``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -34,10 +35,17 @@ class ICLLayer:
     kv_heads: int
     test_heads: int
 
-    def keys_values(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    @cached_property
+    def kv_weight(self) -> np.ndarray:
+        """The key and value projections stacked (2 · kv width, D): one product for both."""
         a = self.block.sub("icl_attention")
-        return (split_heads(linear(x, a["k_projection.weight"]), self.kv_heads),
-                split_heads(linear(x, a["v_projection.weight"]), self.kv_heads))
+        return np.concatenate([a["k_projection.weight"], a["v_projection.weight"]])
+
+    def keys_values(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        kv = linear(x, self.kv_weight)
+        width = kv.shape[-1] // 2
+        return (split_heads(kv[..., :width], self.kv_heads),
+                split_heads(kv[..., width:], self.kv_heads))
 
     def __call__(self, h: np.ndarray, x: np.ndarray,
                  kv: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
@@ -77,8 +85,10 @@ class ICLCache:
 
 
 def _through(stage: ICLStage, layer: ICLLayer, h: np.ndarray,
-             kv: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
-    x = norm(layer.block, "layernorm", h)
+             kv: tuple[np.ndarray, np.ndarray], x: np.ndarray | None = None) -> np.ndarray:
+    """One layer on rows ``h`` (``x``: their ``layernorm``, when already computed)."""
+    if x is None:
+        x = norm(layer.block, "layernorm", h)
     size = threads.spread(h.shape[0], stage.chunk_rows(kv[0].shape[-2]))
     if h.shape[0] <= size:
         return layer(h, x, kv)
@@ -94,10 +104,11 @@ def fit_context(stage: ICLStage, r_train: np.ndarray, y_train: np.ndarray,
     h = r_train + embed_target(stage.y_encoder, y_train, stage.classification)
     cached = []
     for layer in stage.layers:
-        k, v = layer.keys_values(norm(layer.block, "layernorm", h))
+        x = norm(layer.block, "layernorm", h)
+        k, v = layer.keys_values(x)
         cached.append((np.ascontiguousarray(k[:stage.test_heads]),
                        np.ascontiguousarray(v[:stage.test_heads])))
-        h = _through(stage, layer, h, (k, v))
+        h = _through(stage, layer, h, (k, v), x)
         if layers is not None:
             layers.append(h)
     return norm(stage.root, "output_norm", h), ICLCache(tuple(cached))
