@@ -64,22 +64,35 @@ def test_knn_equals_definition_with_ties(case):
     assert np.array_equal(neighbours(q, x, k), reference_neighbours(q, x, k))
 
 
-@settings(max_examples=40, deadline=None)
-@given(tables(max_rows=3000, max_features=3), st.sampled_from([1, 2]))
-def test_knn_large_context_and_small_blocks(case, n_threads):
-    """Large contexts (many rows a group in the bound of step 1) in blocks of a few query rows,
-    on one thread and on two."""
-    x, q, k = case
-    k = min(k, 40)
+def blocks_of_few_rows(x: np.ndarray, q: np.ndarray, k: int, n_threads: int) -> np.ndarray:
+    """``neighbours`` with blocks of a few query rows, on ``n_threads`` threads."""
     saved, before = (distances.BLOCK_ELEMENTS, distances.MIN_BLOCK_ROWS), threads.count()
     distances.BLOCK_ELEMENTS, distances.MIN_BLOCK_ROWS = 3 * len(x), 1
     threads.set_count(n_threads)
     try:
-        got = neighbours(q, x, k)
+        return neighbours(q, x, k)
     finally:
         distances.BLOCK_ELEMENTS, distances.MIN_BLOCK_ROWS = saved
         threads.set_count(before)
-    assert np.array_equal(got, reference_neighbours(q, x, k))
+
+
+@settings(max_examples=40, deadline=None)
+@given(tables(max_rows=3000, max_features=3))
+def test_knn_large_context_and_small_blocks(case):
+    """Large contexts (many rows a group in the bound of step 1) in blocks of a few query
+    rows."""
+    x, q, k = case
+    k = min(k, 40)
+    assert np.array_equal(blocks_of_few_rows(x, q, k, 1), reference_neighbours(q, x, k))
+
+
+@pytest.mark.needs_threads
+@settings(max_examples=20, deadline=None)
+@given(tables(max_rows=3000, max_features=3))
+def test_knn_blocks_on_two_threads(case):
+    x, q, k = case
+    k = min(k, 40)
+    assert np.array_equal(blocks_of_few_rows(x, q, k, 2), reference_neighbours(q, x, k))
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -172,6 +185,7 @@ def test_attention_equals_definition_to_roundoff(case, n_classes, temperature):
     assert weights_ms >= 0 and head_ms >= 0
 
 
+@pytest.mark.needs_threads
 def test_attention_blocks_and_threads_agree():
     rng = np.random.default_rng(3)
     x, q = rng.normal(size=(700, 8)), rng.normal(size=(90, 8))
