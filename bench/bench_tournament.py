@@ -1,6 +1,7 @@
 """The tournament methodology's shape: 21 tables, their adaptive splits, 3 fast models.
 
-``python bench/bench_tournament.py [--largest ROWS] [--runs NAME,...] [--out FILE]``
+``python bench/bench_tournament.py [--largest ROWS] [--runs NAME,...] [--no-report]
+[--out FILE]``
 
 The suite: 21 synthetic tables written as CSV files with a suite.toml, sized as the
 methodology's adaptive rule sorts tables (docs/splits.md): 4 tables small enough for
@@ -140,7 +141,7 @@ def children_peak_mb(stop, found: dict) -> None:
                 found["mb"] = max(found.get("mb", 0.0), kb / 1024)
 
 
-def child(run: str, suite: str, out: str) -> dict:
+def child(run: str, suite: str, out: str, report: bool = True) -> dict:
     """One run in this (fresh) process; the figures as a dict."""
     import arenalite
     from arenalite.tournament import run as run_module
@@ -166,7 +167,7 @@ def child(run: str, suite: str, out: str) -> dict:
     watcher.start()
     t0 = time.perf_counter()
     result = arenalite.tournament(suite, models, out=out, workers=int(workers),
-                                  progress=False, log=lambda text: None)
+                                  progress=False, log=lambda text: None, report=report)
     wall = time.perf_counter() - t0
     stop.set()
     watcher.join()
@@ -187,11 +188,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--largest", type=int, default=54_000)
     parser.add_argument("--runs", default=",".join(RUNS))
     parser.add_argument("--out", help="also write the figures as JSON here")
+    parser.add_argument("--no-report", action="store_true",
+                        help="tournament(..., report=False): no report.html")
     parser.add_argument("--child", nargs=3, metavar=("RUN", "SUITE", "OUT"),
                         help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        print(json.dumps(child(*args.child)))
+        print(json.dumps(child(*args.child, report=not args.no_report)))
         return
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-tournament-") as tmp:
@@ -201,7 +204,8 @@ def main(argv: list[str] | None = None) -> None:
         for run in args.runs.split(","):
             out = Path(tmp) / f"out-{run}"
             proc = subprocess.run([sys.executable, str(HERE), "--child", run, str(suite),
-                                   str(out)], capture_output=True, text=True, check=False)
+                                   str(out), *(["--no-report"] if args.no_report else [])],
+                                  capture_output=True, text=True, check=False)
             if proc.returncode:
                 print(proc.stderr[-3000:], file=sys.stderr)
                 raise SystemExit(f"run {run} failed (exit {proc.returncode})")
