@@ -20,7 +20,7 @@ import pandas as pd
 
 from . import ensemble
 from .ensemble import Settings
-from .model import TabFMModel, fit_context, predict_queries
+from .model import TabFMModel, fit_context, load, predict_queries
 from .preprocessing import numeric_table
 
 WHERE_WEIGHTS = (
@@ -111,8 +111,6 @@ def encode(train: pd.DataFrame, test: pd.DataFrame) -> tuple[np.ndarray, np.ndar
 
 def load_model(weights: Any, task: str) -> TabFMModel:
     """The checkpoint of a ``weights`` parameter for ``task``; None: where to get one."""
-    from . import load
-
     if weights is None:
         raise ValueError(NO_WEIGHTS)
     return load(weights, checkpoint_task(task))
