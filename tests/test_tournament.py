@@ -284,12 +284,25 @@ def test_registry_limits_make_pairs_not_applicable():
     for name in ("tabicl", "tabpfn"):
         clf = RegistryModel({"name": name, "weights": str(data / name / "classifier_small.ckpt")})
         reg = RegistryModel({"name": name, "weights": str(data / name / "regressor_small.ckpt")})
-        assert clf.not_applicable("multiclass", 4, 30, "python") == (
-            f"{name} takes at most 10 classes (the checkpoint's max_classes), got 30")
+        many = clf.not_applicable("multiclass", 4, 30, "python")
+        if name == "tabicl":  # its class tree takes any number of classes
+            assert many is None
+        else:
+            assert many == ("TabPFN takes at most 10 classes (the checkpoint's max_num_classes "
+                            "and MAX_NUMBER_OF_CLASSES); the target has 30")
         assert "regressor checkpoint" in clf.not_applicable("regression", 4, None, "python")
         assert "classifier checkpoint" in reg.not_applicable("binary", 4, 2, "python")
         assert clf.not_applicable("binary", 4, 2, "python") is None
         assert len(clf.checkpoints()["weights"]) == 64  # the key pins the checkpoint's hash
+    tabfm = data / "tabfm" / "wrappers" / "checkpoint"  # config only: no tensor is read
+    assert RegistryModel({"name": "tabfm", "weights": str(tabfm)}).not_applicable(
+        "multiclass", 600, 11, "python") == ("The number of classes (11) exceeds the maximum "
+                                             "number of classes (10) supported by the model.")
+    assert RegistryModel({"name": "tabfm", "weights": str(tabfm)}).not_applicable(
+        "multiclass", 600, 10, "python") is None  # past 500 features the members subsample
+    assert "classification checkpoint" in RegistryModel(
+        {"name": "tabfm", "weights": str(tabfm / "classification")}).not_applicable(
+        "regression", 4, None, "python")
     many = pd.DataFrame({"x": np.arange(60.0) % 7, "y": np.arange(60) % 12})
     result = arenalite.tournament(many, ["knn", "icl_transformer"], target="y",
                                   task="multiclass", **FAST)

@@ -75,6 +75,13 @@ def transformer_reference(model: dict[str, Any], prep: Prepared, clock) -> tuple
     return transformer.forward_cached(params, prep, clock)
 
 
+def transformer_applicable(model: dict[str, Any], task: str, n_features: int,
+                           n_classes: int | None) -> None:
+    """icl_transformer's registry ``applicable``: its weights' feature and class limits."""
+    registry.check_limits("icl_transformer", {"features": n_features, "classes": n_classes},
+                          _params(model.get("weights")).config)
+
+
 def _read_fm(path: str) -> tabular_fm.Model:
     return tabular_fm.Model(tabular_fm.read_weights(path))
 
@@ -90,6 +97,13 @@ def foundation_reference(model: dict[str, Any], prep: Prepared, clock) -> tuple[
     fm = _fm(model["weights"])
     registry.check_limits("tabular_fm", _sizes(prep), fm.config)
     return tabular_fm.forward(fm, prep, clock)
+
+
+def foundation_applicable(model: dict[str, Any], task: str, n_features: int,
+                          n_classes: int | None) -> None:
+    """tabular_fm's registry ``applicable``: its weights' feature and class limits."""
+    registry.check_limits("tabular_fm", {"features": n_features, "classes": n_classes},
+                          _fm(model.get("weights")).config)
 
 
 def foundation_context(model: dict[str, Any], x_train: Any, y_train: Any) -> tuple[Any, Any]:

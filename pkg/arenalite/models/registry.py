@@ -47,8 +47,10 @@ TASKS = ("binary", "multiclass", "regression")
 RUNNERS = ("python", "webgpu")
 FLAGS = ("spread", "missing_cells")
 """The optional true/false keys of an entry (false when absent)."""
-FUNCTIONS = ("reference", "context", "convert")
-"""The keys naming a Python function as ``"module:function"`` (``reference`` required)."""
+FUNCTIONS = ("reference", "context", "convert", "applicable")
+"""The keys naming a Python function as ``"module:function"`` (``reference`` required;
+``applicable(model, task, n_features, n_classes)`` raises ValueError when the model's
+weights cannot take a table of that shape: a tournament asks before it runs)."""
 FUNCTION_PATTERN = re.compile(r"arenalite(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*")
 """What such a key holds: a module of the arenalite package, a colon, a public name."""
 KEYS = {"name", "summary", "tasks", "encoding", "params", "limits", "runners", *FLAGS,
@@ -223,8 +225,9 @@ def with_flag(key: str) -> tuple[str, ...]:
 
 def function(name: str, key: str) -> Callable[..., Any] | None:
     """The Python function model ``name``'s entry names under ``key`` (``reference``,
-    ``context``, ``convert``, or an ``encoding`` given as ``"module:function"``), imported
-    now; None when the entry has no such key (or a shared encoding's name)."""
+    ``context``, ``convert``, ``applicable``, or an ``encoding`` given as
+    ``"module:function"``), imported now; None when the entry has no such key (or a shared
+    encoding's name)."""
     value = entry(name).get(key)
     if not _function_path(value):
         return None

@@ -12,7 +12,6 @@ registry models' outputs and timings).
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
 from functools import lru_cache
 from pathlib import Path
@@ -37,14 +36,6 @@ def file_sha256(path: str | Path) -> str:
     """SHA-256 of a file, cached while its size and modification time stay."""
     stat = Path(path).stat()
     return _file_sha256(str(Path(path).resolve()), stat.st_size, stat.st_mtime_ns)
-
-
-@lru_cache(maxsize=16)
-def _weights_config(name: str, path: str) -> dict[str, Any]:
-    """The config (limits) of a small model's weights file; ``path`` "" is the default."""
-    reader = (registry_models.read_weights if name == "icl_transformer"
-              else importlib.import_module("arenalite.models.tabular_fm").read_weights)
-    return dict(reader(path or None).config)
 
 
 class Model:
@@ -93,40 +84,18 @@ class RegistryModel(Model):
                 out[key] = file_sha256(value)
         return out
 
-    def _weights_limits(self, task: str) -> dict[str, Any] | None:
-        """The loaded checkpoint's config (its limits), checking its task; None where the
-        model has no weights-set limit."""
-        name, weights = self.spec["name"], self.spec.get("weights")
-        if name in ("icl_transformer", "tabular_fm"):
-            return _weights_config(name, str(Path(weights).resolve()) if weights else "")
-        if name in ("tabicl", "tabpfn") and weights is not None:
-            module = importlib.import_module(f"arenalite.models.{name}")
-            net = module.load(weights) if name == "tabicl" else module.load_cached(weights)
-            module.check_task(net, task, f"checkpoint {str(weights)!r}")
-            if name == "tabicl":
-                most = net.max_classes
-            else:  # TabPFN: its head and MAX_NUMBER_OF_CLASSES, as predict_proba checks
-                most = min(net.n_out, int(net.inference_config.get("MAX_NUMBER_OF_CLASSES",
-                                                                   net.n_out)))
-            return {"max_classes": most} if net.task != "regression" and (
-                name == "tabpfn" or most) else None
-        return None
-
     def not_applicable(self, task: str, n_features: int, n_classes: int | None,
                        runner: str) -> str | None:
+        """The registry's refusal (runner, task, limits) or the reason the model's own
+        ``applicable`` gives (its weights' task, class or feature limits), else None."""
         name = self.spec["name"]
         try:
             registry.check_runner(name, runner)
             registry.check_task(name, task)
-            sizes = {"features": n_features, "classes": n_classes}
-            registry.check_limits(name, sizes)
-            config = self._weights_limits(task)
-            if config is not None:
-                registry.check_limits(name, sizes, config)
-                most = config.get("max_classes")
-                if name in ("tabicl", "tabpfn") and most and n_classes and n_classes > most:
-                    raise ValueError(f"{name} takes at most {most} classes (the checkpoint's "
-                                     f"max_classes), got {n_classes}")
+            registry.check_limits(name, {"features": n_features, "classes": n_classes})
+            applicable = registry.function(name, "applicable")
+            if applicable is not None:
+                applicable(self.spec, task, n_features, n_classes)
         except (ValueError, OSError) as error:
             return str(error)
         return None

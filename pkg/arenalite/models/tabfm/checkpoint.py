@@ -264,6 +264,29 @@ def resolve(path: str | PathLike, task: str | None = None) -> Path:
     return p / task
 
 
+def read_config(path: str | PathLike, task: str | None = None) -> dict:
+    """The checked config of a checkpoint (as :func:`read_checkpoint` finds it: config.json
+    or the converted file's metadata), without reading a tensor."""
+    p = resolve(path, task)
+    if p.is_file():
+        where = f"Google TabFM checkpoint {str(p)!r}"
+        try:
+            metadata = safetensors.read_header(p, dtypes=("F32",)).metadata
+            config = json.loads(metadata.get("config", ""))
+        except ValueError as exc:  # json.JSONDecodeError is a ValueError
+            raise ValueError(f"{where}: {exc}") from None
+    else:
+        where = f"Google TabFM config {str(p / CONFIG_NAME)!r}"
+        try:
+            config = json.loads((p / CONFIG_NAME).read_text(encoding="utf-8"))
+        except OSError:
+            raise ValueError(f"Google TabFM checkpoint folder {str(p)!r} has no "
+                             f"{CONFIG_NAME}") from None
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ValueError(f"{where} is not JSON: {exc}") from None
+    return check_config(config, where)
+
+
 def read_checkpoint(path: str | PathLike, task: str | None = None) -> Checkpoint:
     """Read a Google TabFM checkpoint: a ``save_pretrained`` folder, the parent of
     ``classification/`` and ``regression/`` (``task`` picks), or :func:`convert`'s file.

@@ -204,6 +204,14 @@ def draw_members(n_features: int, n_classes: int, settings: Settings
     return [member for method in methods for member in assigned if member[0] == method]
 
 
+def check_classes(n_classes: int, max_classes: int) -> None:
+    """The package's refusal of a target with more classes than the checkpoint's
+    ``max_classes``."""
+    if n_classes > max_classes:
+        raise ValueError(f"The number of classes ({n_classes}) exceeds the maximum number "
+                         f"of classes ({max_classes}) supported by the model.")
+
+
 def _labels(y: np.ndarray, task: str, max_classes: int | None) -> tuple[np.ndarray, np.ndarray]:
     classes, ranks = np.unique(y, return_inverse=True)
     if len(classes) < 2:
@@ -211,9 +219,8 @@ def _labels(y: np.ndarray, task: str, max_classes: int | None) -> tuple[np.ndarr
                          "needs at least 2")
     if task == "binary" and len(classes) != 2:
         raise ValueError(f"task 'binary' needs exactly 2 classes, y_train has {len(classes)}")
-    if max_classes is not None and len(classes) > max_classes:
-        raise ValueError(f"The number of classes ({len(classes)}) exceeds the maximum number "
-                         f"of classes ({max_classes}) supported by the model.")
+    if max_classes is not None:
+        check_classes(len(classes), max_classes)
     return classes, ranks.astype(np.int64).ravel()
 
 

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from . import ensemble
+from .checkpoint import read_config
 from .ensemble import Settings
 from .model import TabFMModel, fit_context, load, predict_queries
 from .preprocessing import numeric_table
@@ -107,6 +108,23 @@ def encode(train: pd.DataFrame, test: pd.DataFrame) -> tuple[np.ndarray, np.ndar
     check_frames(train, test)
     table = numeric_table(train, test)
     return table.train, table.test, list(range(table.n_categorical))
+
+
+def applicable(model: dict[str, Any], task: str, n_features: int,
+               n_classes: int | None) -> None:
+    """The registry's ``applicable`` of ``tabfm``: ValueError when the checkpoint cannot
+    take a table of this task and class count, read from its config alone (a tournament
+    asks before it runs; past ``max_num_features`` columns the members subsample)."""
+    weights = model.get("weights")
+    if weights is None:
+        raise ValueError(NO_WEIGHTS)
+    config = read_config(weights, checkpoint_task(task))
+    if config["is_classifier"] != (task != "regression"):
+        have = "classification" if config["is_classifier"] else "regression"
+        raise ValueError(f"Google TabFM checkpoint {str(weights)!r} is a {have} checkpoint; "
+                         f"task {task!r} needs its {checkpoint_task(task)} checkpoint")
+    if task != "regression" and n_classes:
+        ensemble.check_classes(n_classes, int(config["max_classes"]))
 
 
 def load_model(weights: Any, task: str) -> TabFMModel:

@@ -42,6 +42,14 @@ def load(path: str | PathLike | None) -> TabICLModel:
                                  f"not exist; {WHERE_WEIGHTS}")
 
 
+def applicable(model: dict[str, Any], task: str, n_features: int,
+               n_classes: int | None) -> None:
+    """The registry's ``applicable`` of ``tabicl``: ValueError when the checkpoint cannot
+    do the task (a classifier's class tree takes any number of classes)."""
+    net = load(model.get("weights"))
+    check_task(net, task, f"checkpoint {str(model['weights'])!r}")
+
+
 def reference(model: dict[str, Any], prep: Prepared, clock) -> tuple[np.ndarray, dict]:
     """The registry's ``tabicl`` (its ``reference``): TabICL from the user's checkpoint, the
     package's own preprocessing and ensemble on the raw (validated, unstandardized) features

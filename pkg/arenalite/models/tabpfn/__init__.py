@@ -37,6 +37,7 @@ from .predictor import (
     NO_WEIGHTS,
     WHERE_WEIGHTS,
     Settings,
+    check_classes,
     check_task,
     predict_proba,
     predict_regression,
@@ -59,6 +60,16 @@ def load_cached(path: str | PathLike | None) -> TabPFNModel:
         raise ValueError(NO_WEIGHTS)
     return checkpoint_cache.load(path, load, f"TabPFN checkpoint {str(path)!r} does not "
                                  f"exist; {WHERE_WEIGHTS}")
+
+
+def applicable(model: dict[str, Any], task: str, n_features: int,
+               n_classes: int | None) -> None:
+    """The registry's ``applicable`` of ``tabpfn``: ValueError when the checkpoint cannot
+    take a table of this task and class count (a tournament asks before it runs)."""
+    net = load_cached(model.get("weights"))
+    check_task(net, task, f"checkpoint {str(model['weights'])!r}")
+    if task != "regression" and n_classes:
+        check_classes(net, n_classes)
 
 
 def reference(model: dict[str, Any], prep: Prepared, clock) -> tuple[np.ndarray, dict]:

@@ -67,6 +67,17 @@ def check_task(model: TabPFNModel, task: str, where: str) -> None:
                          "v3 classifier checkpoint")
 
 
+def check_classes(model: TabPFNModel, n_classes: int) -> None:
+    """ValueError when the target has more classes than the checkpoint takes (its head's
+    max_num_classes and its inference config's MAX_NUMBER_OF_CLASSES)."""
+    limit = min(model.n_out, int(model.inference_config.get("MAX_NUMBER_OF_CLASSES",
+                                                            model.n_out)))
+    if n_classes > limit:
+        raise ValueError(f"TabPFN takes at most {limit} classes (the checkpoint's "
+                         f"max_num_classes and MAX_NUMBER_OF_CLASSES); the target has "
+                         f"{n_classes}")
+
+
 def _refuse_unported(cfg: dict, n_features: int) -> list[dict]:
     """The inference config's member configs, after refusing what is not ported."""
     for key, off in (("SUBSAMPLE_SAMPLES", None), ("POLYNOMIAL_FEATURES", "no")):
@@ -268,12 +279,7 @@ def predict_proba(model: TabPFNModel, x_train: np.ndarray, y_train: np.ndarray,
     """Class probabilities (M × ``n_classes``) for labels ``y_train`` in 0 … C−1;
     ``categorical_indices`` as :func:`clean_rows` takes them."""
     y = np.asarray(y_train)
-    limit = min(model.n_out, int(model.inference_config.get("MAX_NUMBER_OF_CLASSES",
-                                                            model.n_out)))
-    if n_classes > limit:
-        raise ValueError(f"TabPFN takes at most {limit} classes (the checkpoint's "
-                         f"max_num_classes and MAX_NUMBER_OF_CLASSES); the target has "
-                         f"{n_classes}")
+    check_classes(model, n_classes)
     raw = member_logits(model, x_train, y, x_test, n_classes, settings, progress,
                         categorical_indices)
     counts = np.bincount(y.astype(np.int64), minlength=n_classes).astype(np.float64) \
