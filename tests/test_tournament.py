@@ -332,6 +332,27 @@ def test_progress_shows_eta_and_what_runs():
     assert text.endswith("\n")
 
 
+def test_quiet_silences_every_bar_under_it(monkeypatch):
+    """--quiet (progress=False) also hides the bars drawn beneath the tournament (the Elo
+    bootstrap's), as a terminal would show them."""
+    import io
+
+    from arenalite import progress
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    stream = Terminal()
+    monkeypatch.setattr(progress.sys, "stderr", stream)
+    arenalite.tournament("iris", ["knn", "knn:k=9"], n_repeats=1, n_bootstrap=20,
+                         progress=False)
+    assert stream.getvalue() == ""
+    with progress.silenced():
+        assert not progress.Progress(3, "work", stream=stream).enabled
+    assert progress.Progress(3, "work", stream=stream).enabled
+
+
 def test_cli_exit_status_1_when_a_task_failed(tmp_path, capsys, monkeypatch):
     from arenalite.tournament.entrants import RegistryModel
 

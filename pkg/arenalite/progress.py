@@ -4,7 +4,24 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TextIO
+
+_silenced = 0
+"""How many :func:`silenced` blocks are open: while any is, no bar is drawn."""
+
+
+@contextmanager
+def silenced() -> Iterator[None]:
+    """No progress bar is drawn inside this block, whoever draws it (``--quiet``: the
+    tournament's bar and the Elo bootstrap's under it)."""
+    global _silenced
+    _silenced += 1
+    try:
+        yield
+    finally:
+        _silenced -= 1
 
 
 class Progress:
@@ -25,7 +42,7 @@ class Progress:
         self._width = 0
         self.label = label
         self.stream = stream or sys.stderr
-        self.enabled = enabled is not False and _is_terminal(self.stream)
+        self.enabled = enabled is not False and not _silenced and _is_terminal(self.stream)
         self.done = 0
         self._start = time.perf_counter()
         self._last = 0.0

@@ -22,6 +22,7 @@ import sys
 import tempfile
 import warnings
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,7 @@ import pandas as pd
 from .. import splits as split_io
 from ..datasets import resolve
 from ..datasets import table as tables
-from ..progress import Progress
+from ..progress import Progress, silenced
 from ..tables import write_table
 from . import scorecard as cards
 from .entrants import Model, as_models
@@ -212,15 +213,18 @@ def tournament(suite: Any, models: Any, out: str | Path | None = None, executor:
         expected = sum(len(p.split_ids) for p in plans.values())
         played = scored["model"].value_counts()
         missed = {m: expected - int(played.get(m, 0)) for m in labels}
-        card = cards.scorecard(scored, labels, missed, imputed, n_bootstrap, random_state)
-        leaderboard = _leaderboard(scored, n_bootstrap, random_state, say)
+        with silenced() if progress is False else nullcontext():
+            card = cards.scorecard(scored, labels, missed, imputed, n_bootstrap,
+                                   random_state)
+            leaderboard = _leaderboard(scored, n_bootstrap, random_state, say)
         result = TournamentResult(card, results=results, leaderboard=leaderboard,
                                   failures=failures, not_applicable=na_frame,
                                   out=None if scratch is not None else folder,
                                   suite=suite.name, models=labels, impute=impute,
                                   n_bootstrap=n_bootstrap)
         if scratch is None:
-            _write(result, folder, suite, entrants, started, scored, report, say)
+            with silenced() if progress is False else nullcontext():
+                _write(result, folder, suite, entrants, started, scored, report, say)
         return result
     finally:
         boards.cleanup()
