@@ -124,21 +124,30 @@ def layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None,
     """LayerNorm over the last axis (biased variance, as torch); ``bias`` may be None."""
     mean = x.mean(axis=-1, keepdims=True)
     out = x - mean
-    std = np.mean(out * out, axis=-1, keepdims=True)
+    std = _mean_square(out)
     std += np.float32(eps)
     np.sqrt(std, out=std)
-    out /= std  # in place: one array of x's size besides the square
+    out /= std  # in place: one array of x's size, no square
     out *= weight
     if bias is not None:
         out += bias
     return out
 
 
+def _mean_square(x: np.ndarray) -> np.ndarray:
+    """``mean(x², axis=-1, keepdims=True)`` in one pass, without an array of squares
+    (``einsum``'s row dot products)."""
+    out = np.einsum("...i,...i->...", x, x)[..., None]
+    out /= np.float32(x.shape[-1])
+    return out
+
+
 def rms_norm(x: np.ndarray, weight: np.ndarray | None, eps: float) -> np.ndarray:
     """RMSNorm over the last axis, ``x / √(mean(x²) + eps) · weight`` (``weight`` may be
     None: no elementwise affine)."""
-    ms = np.mean(x * x, axis=-1, keepdims=True)
-    out = x / np.sqrt(ms + np.float32(eps))
+    ms = _mean_square(x)
+    ms += np.float32(eps)
+    out = x / np.sqrt(ms, out=ms)
     if weight is not None:
         out *= weight
     return out
