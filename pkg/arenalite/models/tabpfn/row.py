@@ -41,10 +41,6 @@ class RowStage:
                              "(feat_agg_num_blocks ≥ 1), as the package's forward does")
         self.blocks = [self.root.sub(f"blocks.{i}") for i in range(n_blocks)]
         self.freqs = self.root.get("rope.freqs") if config["use_rope"] else None
-        self.kvq = {b.prefix: np.concatenate([b[f"attention.{c}_projection.weight"]
-                                              for c in "kvq"]) for b in self.blocks}
-        """Per block, its key, value and query projections stacked: one product for all
-        three (the last block's first two rows of it for the keys and values)."""
 
     def chunk_rows(self, n_tokens: int, embed_dim: int) -> int:
         per_row = n_tokens * (self.heads * n_tokens + 8 * embed_dim)
@@ -56,19 +52,14 @@ class RowStage:
     def block(self, block: Block, tokens: np.ndarray, n_queries: int | None) -> np.ndarray:
         """One ``TransformerBlock`` on ``tokens`` (rows, S, E); ``n_queries``: only the first
         so many tokens are updated (``forward_cross``)."""
+        a = block.sub("attention")
         x = norm(block, "layernorm", tokens)
-        kvq = self.kvq[block.prefix]
-        if n_queries is None:  # queries, keys and values of every token: one product
-            k, v, q = np.split(linear(x, kvq), 3, axis=-1)
-        else:
-            k, v = np.split(linear(x, kvq[:2 * kvq.shape[0] // 3]), 2, axis=-1)
+        k = self._rope(split_heads(linear(x, a["k_projection.weight"]), self.heads))
+        v = split_heads(linear(x, a["v_projection.weight"]), self.heads)
+        if n_queries is not None:
             x, tokens = x[:, :n_queries], tokens[:, :n_queries]
-            q = linear(x, block["attention.q_projection.weight"])
-        k = self._rope(split_heads(k, self.heads))
-        v = split_heads(v, self.heads)
-        q = self._rope(split_heads(q, self.heads))
-        out = tokens + linear(merge_heads(attend(q, k, v)),
-                              block["attention.out_projection.weight"])
+        q = self._rope(split_heads(linear(x, a["q_projection.weight"]), self.heads))
+        out = tokens + linear(merge_heads(attend(q, k, v)), a["out_projection.weight"])
         out += feed_forward(block.sub("mlp"), norm(block, "layernorm_mlp", out))
         return out
 
