@@ -20,6 +20,8 @@ from typing import Any
 import numpy as np
 from scipy.special import expit
 
+from . import threads
+
 LN_EPS = 1e-5
 """``nn.LayerNorm``'s default epsilon."""
 
@@ -235,3 +237,31 @@ def query_aware_scale(block: Block, q: np.ndarray, n: int, elementwise: bool) ->
     modulation = np.tanh(mlp(block.sub("query_mlp"), q))
     modulation += np.float32(1.0)
     return q * (base * modulation)
+
+
+ICL_SCRATCH_FLOATS = 1 << 25
+"""The most floats of one row chunk's (heads × rows × context keys) scores in an ICL block
+(128 MiB)."""
+
+
+def attend_context(block: Any, h: np.ndarray, kv: tuple[np.ndarray, np.ndarray],
+                   heads: int) -> np.ndarray:
+    """``block(h, kv)``: rows ``h`` (M, D) through one ICL block over the context's keys
+    and values ``kv``, in row chunks that bound the score matrix, spread over the worker
+    threads (rows are independent given the keys and values)."""
+    size = threads.spread(h.shape[0], ICL_SCRATCH_FLOATS // max(heads * kv[0].shape[-2], 1))
+    if h.shape[0] <= size:
+        return block(h, kv)
+    return np.concatenate(threads.map_chunks(lambda rows: block(h[rows], kv),
+                                             chunks(h.shape[0], size)))
+
+
+def context_keys_values(block: Any, h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``block.cache(h)``: the context rows' keys and values (each heads × N × d), one row
+    chunk per worker thread (a row's keys and values are its own)."""
+    parts = chunks(h.shape[0], math.ceil(h.shape[0] / threads.count()))
+    if len(parts) == 1:
+        return block.cache(h)
+    done = threads.map_chunks(lambda rows: block.cache(h[rows]), parts)
+    return (np.concatenate([k for k, _ in done], axis=-2),
+            np.concatenate([v for _, v in done], axis=-2))

@@ -13,16 +13,12 @@ through one transformer block at a time instead, holding one block's keys and va
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from .. import threads
-from .layers import AttentionBlock, Block, as_float32, chunks, mlp
-
-SCRATCH_FLOATS = 1 << 25
-"""Attention scores one chunk of rows may hold at once (128 MiB)."""
+from ..ops import attend_context, context_keys_values
+from .layers import AttentionBlock, Block, as_float32, mlp
 
 
 class ICLStage:
@@ -59,29 +55,6 @@ class ICLContext:
     h: np.ndarray | None = None
 
 
-def _through(stage: ICLStage, block: AttentionBlock, h: np.ndarray,
-             kv: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
-    """One block on rows ``h`` (M, D) over ``kv``: row chunks bounding the scores, spread
-    over the worker threads (rows are independent given the keys and values)."""
-    n = kv[0].shape[-2]
-    size = threads.spread(h.shape[0], SCRATCH_FLOATS // max(stage.heads * n, 1))
-    if h.shape[0] <= size:
-        return block(h, kv)
-    return np.concatenate(threads.map_chunks(lambda rows: block(h[rows], kv),
-                                             chunks(h.shape[0], size)))
-
-
-def _cache(block: AttentionBlock, h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The block's keys and values of the context rows ``h`` (N, D): one row chunk per
-    thread (a row's keys and values are its own)."""
-    parts = chunks(h.shape[0], math.ceil(h.shape[0] / threads.count()))
-    if len(parts) == 1:
-        return block.cache(h)
-    done = threads.map_chunks(lambda rows: block.cache(h[rows]), parts)
-    return (np.concatenate([k for k, _ in done], axis=-2),
-            np.concatenate([v for _, v in done], axis=-2))
-
-
 def fit_context(stage: ICLStage, r: np.ndarray, y: np.ndarray,
                 layer_ms: list[float] | None = None, clock=None,
                 last: bool = False, keep: bool = True) -> tuple[ICLContext, np.ndarray | None]:
@@ -94,10 +67,10 @@ def fit_context(stage: ICLStage, r: np.ndarray, y: np.ndarray,
     kv_all = []
     for i, block in enumerate(stage.blocks):
         start = clock() if layer_ms is not None else 0.0
-        kv = _cache(block, h)
+        kv = context_keys_values(block, h)
         kv_all.append(kv)
         if last or i < len(stage.blocks) - 1:
-            h = _through(stage, block, h, kv)
+            h = attend_context(block, h, kv, stage.heads)
         if layer_ms is not None:
             layer_ms[i] += (clock() - start) * 1e3
     return ICLContext(kv_all), (h if last else None)
@@ -113,10 +86,10 @@ def stream(stage: ICLStage, context: ICLContext, queries: list[np.ndarray],
     h, queries = context.h, list(queries)
     for i, block in enumerate(stage.blocks):
         start = clock() if layer_ms is not None else 0.0
-        kv = _cache(block, h)
-        queries = [_through(stage, block, q, kv) for q in queries]
+        kv = context_keys_values(block, h)
+        queries = [attend_context(block, q, kv, stage.heads) for q in queries]
         if i < len(stage.blocks) - 1:
-            h = _through(stage, block, h, kv)
+            h = attend_context(block, h, kv, stage.heads)
         del kv
         if layer_ms is not None:
             layer_ms[i] += (clock() - start) * 1e3
@@ -129,7 +102,7 @@ def query(stage: ICLStage, context: ICLContext, r: np.ndarray,
     h = r
     for i, (block, kv) in enumerate(zip(stage.blocks, context.kv, strict=True)):
         start = clock() if layer_ms is not None else 0.0
-        h = _through(stage, block, h, kv)
+        h = attend_context(block, h, kv, stage.heads)
         if layer_ms is not None:
             layer_ms[i] += (clock() - start) * 1e3
     return h

@@ -17,12 +17,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import threads
+from ..ops import attend_context, context_keys_values
 from .head import Head, decode
-from .layers import AttentionBlock, Block, chunks, softmax, ssmax_kind
-
-SCRATCH_FLOATS = 1 << 25
-"""Attention scores one chunk of context rows may hold at once (128 MiB)."""
+from .layers import AttentionBlock, Block, softmax, ssmax_kind
 
 
 class ICLStage:
@@ -53,29 +50,6 @@ class ICLContext:
     n_classes: int
 
 
-def _through(stage: ICLStage, block: AttentionBlock, h: np.ndarray,
-             kv: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
-    """One block on rows ``h`` (M, D), in row chunks that bound the score matrix, spread
-    over the worker threads (rows are independent given the keys and values)."""
-    n = kv[0].shape[-2]
-    size = threads.spread(h.shape[0], SCRATCH_FLOATS // max(stage.heads * n, 1))
-    if h.shape[0] <= size:
-        return block(h, kv)
-    return np.concatenate(threads.map_chunks(lambda rows: block(h[rows], kv),
-                                             chunks(h.shape[0], size)))
-
-
-def _cache(block: AttentionBlock, h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The block's keys and values of the context rows ``h`` (N, D), each (heads, N, d):
-    row chunks on the worker threads (a row's keys and values are its own)."""
-    parts = chunks(h.shape[0], math.ceil(h.shape[0] / threads.count()))  # one per thread
-    if len(parts) == 1:
-        return block.cache(h)
-    done = threads.map_chunks(lambda rows: block.cache(h[rows]), parts)
-    return (np.concatenate([k for k, _ in done], axis=-2),
-            np.concatenate([v for _, v in done], axis=-2))
-
-
 def fit_context(stage: ICLStage, r_train: np.ndarray, y_train: np.ndarray,
                 layer_ms: list[float] | None = None, clock=None) -> ICLContext:
     """Context rows' representations (N, D) with targets (N,) → the per-layer KV cache."""
@@ -83,10 +57,10 @@ def fit_context(stage: ICLStage, r_train: np.ndarray, y_train: np.ndarray,
     kv_all = []
     for i, block in enumerate(stage.blocks):
         start = clock() if layer_ms is not None else 0.0
-        kv = _cache(block, h)
+        kv = context_keys_values(block, h)
         kv_all.append(kv)
         if i < len(stage.blocks) - 1:
-            h = _through(stage, block, h, kv)
+            h = attend_context(block, h, kv, stage.heads)
         if layer_ms is not None:
             layer_ms[i] += (clock() - start) * 1e3
     n_classes = len(np.unique(y_train)) if stage.max_classes > 0 else 0
@@ -99,7 +73,7 @@ def query(stage: ICLStage, context: ICLContext, r: np.ndarray,
     h = r
     for i, (block, kv) in enumerate(zip(stage.blocks, context.kv, strict=True)):
         start = clock() if layer_ms is not None else 0.0
-        h = _through(stage, block, h, kv)
+        h = attend_context(block, h, kv, stage.heads)
         if layer_ms is not None:
             layer_ms[i] += (clock() - start) * 1e3
     return h
