@@ -9,6 +9,7 @@ package's own member outputs.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -89,6 +90,21 @@ def test_numbers_mean_imputed_and_all_missing_column_dropped() -> None:
         P.numeric_table(pd.DataFrame({"a": [1.0, 2.0]}), pd.DataFrame({"a": ["x"]}))
 
 
+POWER_ON_ANOTHER_LIBM = sys.platform == "wasi"
+"""Yeo-Johnson's λ is a Brent search that stops at xtol 1.48e-8, so wasm32's libm (an ulp
+apart in the log-likelihood) stops it elsewhere and the "power" members' values move by
+~3e-8 (observed in the wasm32 lane), as the package's own run there would. There the
+pipelines and the float32 model inputs are compared within 1e-6; bit for bit elsewhere."""
+PIPELINE_TOL = 1e-6 if POWER_ON_ANOTHER_LIBM else 1e-12
+
+
+def assert_inputs_equal(actual: np.ndarray, desired: np.ndarray) -> None:
+    if POWER_ON_ANOTHER_LIBM:
+        np.testing.assert_allclose(actual, desired, rtol=1e-6, atol=1e-6)
+    else:
+        np.testing.assert_array_equal(actual, desired)
+
+
 @pytest.mark.parametrize("name", list(CASES))
 def test_members_and_inputs_are_the_packages(name: str) -> None:
     case, ref = CASES[name], np.load(DATA / f"{name}.npz")
@@ -100,12 +116,12 @@ def test_members_and_inputs_are_the_packages(name: str) -> None:
     assert list(plan.methods) == ref["methods"].tolist()
     kept_test = test[:, plan.features]
     for method, fit in plan.pipelines.items():
-        np.testing.assert_allclose(fit.x_train, ref[f"pipeline_{method}_train"], rtol=1e-12,
-                                   atol=1e-12)
+        np.testing.assert_allclose(fit.x_train, ref[f"pipeline_{method}_train"],
+                                   rtol=PIPELINE_TOL, atol=PIPELINE_TOL)
         np.testing.assert_allclose(P.transform(fit, kept_test), ref[f"pipeline_{method}_test"],
-                                   rtol=1e-12, atol=1e-12)
+                                   rtol=PIPELINE_TOL, atol=PIPELINE_TOL)
     inputs = E.member_inputs(plan, test)
-    np.testing.assert_array_equal(inputs.x, ref["xs"].astype(np.float32))
+    assert_inputs_equal(inputs.x, ref["xs"].astype(np.float32))
     np.testing.assert_array_equal(inputs.y_train, ref["ys"].astype(np.float32))
     np.testing.assert_array_equal(inputs.d, ref["ds"])
     np.testing.assert_array_equal(inputs.cat_mask, ref["cat_masks"])
