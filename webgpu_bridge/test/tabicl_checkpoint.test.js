@@ -10,7 +10,7 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
 import { CONFIG_DEFAULTS, checkConfig, expectedShapes, readCheckpoint } from "../src/tabicl/checkpoint.js";
-import { ZipArchive } from "../src/tabicl/zip.js";
+import { ZipArchive } from "../src/checkpoint/zip.js";
 import {
   Float, OrderedDict, concat, glob, handBuilt, parameter, pkl, raw, tensor, tuple,
   writeCheckpoint, writeSafetensors, writeZip,

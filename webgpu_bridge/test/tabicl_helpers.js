@@ -2,7 +2,7 @@
 // DEFLATE records), pickles spelled in protocol-2 opcodes (as tests/test_tabicl_checkpoint.py
 // spells them: nothing is pickled, let alone run), hand-built checkpoints, a safetensors writer.
 
-import { crc32 } from "../src/tabicl/zip.js";
+import { crc32 } from "../src/checkpoint/zip.js";
 
 const enc = new TextEncoder();
 

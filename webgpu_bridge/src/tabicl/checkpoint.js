@@ -1,6 +1,6 @@
 // TabICL checkpoints read in a page, a worker or Node without Python or torch: the
 // package's `.ckpt` (torch's zip serialization: <archive>/data.pkl read by the restricted
-// pickle interpreter of ./pickle.js, which resolves only ALLOWED and refuses every other
+// pickle interpreter of ../checkpoint/pickle.js, which resolves only ALLOWED and refuses every other
 // class by name before anything is built; each state-dict tensor a
 // torch._utils._rebuild_tensor_v2 of a storage record <archive>/data/<key>) and arenalite's
 // safetensors layout (metadata {"format": "arenalite.tabicl", "version": "1", "config":
@@ -11,9 +11,9 @@
 //   // tensors: Map(state-dict name → Float32Array, C order), in state-dict order;
 //   // shapes: Map(name → number[]); config: every key of CONFIG_DEFAULTS, in its order.
 
-import { PyCallable, PyDict, PyFloat, PySet, PyTuple, PickleError, Refused, floatRepr, iterate, pyRepr, typeName, unpickle } from "./pickle.js";
+import { PyCallable, PyDict, PyFloat, PySet, PyTuple, PickleError, Refused, floatRepr, iterate, pyRepr, typeName, unpickle } from "../checkpoint/pickle.js";
 export { Refused };
-import { ZipArchive, ZipError, asBytes } from "./zip.js";
+import { ZipArchive, ZipError, asBytes } from "../checkpoint/zip.js";
 
 export const FORMAT = "arenalite.tabicl";
 export const VERSION = "1";

@@ -1,9 +1,9 @@
 // numpy's .npy and .npz files read from bytes (the fixtures of tests/data/tabicl/): the
 // "\x93NUMPY" header (versions 1–3) with its descr, fortran_order and shape, C-ordered data
 // of little- or big-endian floats and integers, booleans and fixed-width unicode strings.
-// An .npz is a zip of .npy records (stored or DEFLATE, ./zip.js).
+// An .npz is a zip of .npy records (stored or DEFLATE, ../checkpoint/zip.js).
 
-import { ZipArchive, asBytes } from "./zip.js";
+import { ZipArchive, asBytes } from "../checkpoint/zip.js";
 
 const KINDS = {
   f8: (v, at, le) => v.getFloat64(at, le), f4: (v, at, le) => v.getFloat32(at, le),

@@ -14,7 +14,7 @@
 // (summed over the members), `head` = every member's head with its read-back + the
 // aggregation (CPU); GPU timestamps of the same stages where the device has timestamp-query.
 import { now } from "../engine.js";
-import { pyRepr } from "./pickle.js";
+import { pyRepr } from "../checkpoint/pickle.js";
 import { aggregateProba, fitMembers, memberInputs, modelBatches, predictRegression } from "./ensemble.js";
 import { TabICLMember } from "./model.js";
 
