@@ -1,8 +1,9 @@
-// The three operators every transformer of the bridge is built of, one kernel each:
+// The operators every transformer of the bridge is built of, one kernel each:
 // linear (kernels/linear.wgsl: either weight layout, optional bias, fused exact or tanh
 // GELU, accumulate onto the residual stream), LayerNorm (kernels/layer_norm.wgsl, bias
-// optional) and attention (kernels/attention.wgsl: tiled, strided, with TabICL's SSMax /
-// QASSMax fused in). icl_transformer, tabular_fm and TabICL record their dispatches here;
+// optional), RMSNorm (kernels/rms_norm.wgsl, weight optional, also per head for q/k
+// norms), SwiGLU (kernels/swiglu.wgsl) and attention (kernels/attention.wgsl: tiled,
+// strided, with TabICL's SSMax / QASSMax fused in). icl_transformer, tabular_fm and TabICL record their dispatches here;
 // buffers come in, nothing is named by model.
 import { LINEAR_TILE } from "./kernels.js";
 
@@ -47,10 +48,12 @@ export class Operators {
         throw new Error(`WebGPU attention: head dim ${dh} is not an integer in 1…${MAX_HEAD_DIM} (the kernel's tile)`);
       }
     }
-    const [linear, layerNorm, ...attention] = await Promise.all([engine.pipeline("linear"),
-      engine.pipeline("layer_norm"), ...dims.map((dh) => engine.pipeline("attention", "main", { DH: dh }))]);
-    return new Operators(engine, { linear, layer_norm: layerNorm },
-      new Map(dims.map((dh, i) => [dh, attention[i]])));
+    const [linear, layerNorm, rmsNorm, rmsNormInPlace, swiglu, ...attention] = await Promise.all([
+      engine.pipeline("linear"), engine.pipeline("layer_norm"), engine.pipeline("rms_norm"),
+      engine.pipeline("rms_norm", "in_place"), engine.pipeline("swiglu"),
+      ...dims.map((dh) => engine.pipeline("attention", "main", { DH: dh }))]);
+    return new Operators(engine, { linear, layer_norm: layerNorm, rms_norm: rmsNorm, rms_norm_in_place: rmsNormInPlace,
+      swiglu }, new Map(dims.map((dh, i) => [dh, attention[i]])));
   }
 
   constructor(engine, pipelines, attention) {
@@ -84,6 +87,37 @@ export class Operators {
       ["u32", xOff], ["u32", outOff]]);
     this.engine.dispatch(pass, this.p.layer_norm, { 0: u, 1: x, 2: g, 3: b ?? this.zeros, 4: out },
       groups64(rows));
+  }
+
+  /**
+   * RMSNorm of `rows` rows of D floats, x / sqrt(mean(x²) + eps) · g (g null: no weight),
+   * from xOff into out at outOff (kernels/rms_norm.wgsl); `out` === `x` normalises in place
+   * (xOff === outOff). D may be a head dim: the q/k norms over rows × heads rows of head_dim
+   * with a length-head_dim weight.
+   */
+  rmsNorm(pass, { x, xOff = 0, rows, D, eps, g = null, out, outOff = 0 }) {
+    if (rows === 0) return;
+    const inPlace = out === x;
+    if (inPlace && xOff !== outOff) throw new Error(`WebGPU rmsNorm: in place needs xOff ${xOff} === outOff ${outOff}`);
+    const u = this.engine.uniform([["u32", rows], ["u32", D], ["f32", eps], ["u32", g ? 1 : 0], ["u32", xOff],
+      ["u32", outOff]]);
+    const weight = g ?? this.zeros;
+    this.engine.dispatch(pass, inPlace ? this.p.rms_norm_in_place : this.p.rms_norm,
+      inPlace ? { 0: u, 2: weight, 4: out } : { 0: u, 1: x, 2: weight, 4: out }, groups64(rows));
+  }
+
+  /**
+   * SwiGLU: out[r, c] = silu(gate[r, c]) · up[r, c] for r < rows, c < N (kernels/swiglu.wgsl);
+   * each operand at (offset, row stride) in floats, so gate and up may be the two halves of
+   * one [rows × 2N] product (the same buffer). `out` must be another buffer.
+   */
+  swiglu(pass, { rows, N, gate, gateOff = 0, gateStride = N, up, upOff = 0, upStride = N, out, outOff = 0,
+    outStride = N }) {
+    if (rows * N === 0) return;
+    if (out === gate || out === up) throw new Error("WebGPU swiglu: out must not be the gate or up buffer");
+    const u = this.engine.uniform([["u32", rows], ["u32", N], ["u32", gateOff], ["u32", gateStride], ["u32", upOff],
+      ["u32", upStride], ["u32", outOff], ["u32", outStride]]);
+    this.engine.dispatch(pass, this.p.swiglu, { 0: u, 1: gate, 2: up, 3: out }, groups64(rows * N));
   }
 
   /**
