@@ -2,9 +2,11 @@
 // linear (kernels/linear.wgsl: either weight layout, optional bias, fused exact or tanh
 // GELU, accumulate onto the residual stream), LayerNorm (kernels/layer_norm.wgsl, bias
 // optional), RMSNorm (kernels/rms_norm.wgsl, weight optional, also per head for q/k
-// norms), SwiGLU (kernels/swiglu.wgsl) and attention (kernels/attention.wgsl: tiled,
-// strided, with TabICL's SSMax / QASSMax fused in). icl_transformer, tabular_fm and TabICL record their dispatches here;
-// buffers come in, nothing is named by model.
+// norms), SwiGLU (kernels/swiglu.wgsl), RoPE (kernels/rope.wgsl: in place, split-half or
+// interleaved pairs) and attention (kernels/attention.wgsl: tiled, strided, grouped KV heads,
+// with TabICL's SSMax / QASSMax and TabPFN v3's SoftmaxScalingMLP fused in). icl_transformer,
+// tabular_fm, TabICL, TabPFN and TabFM record their dispatches here; buffers come in,
+// nothing is named by model.
 import { LINEAR_TILE } from "./kernels.js";
 
 const LINEAR_FLAGS = { bias: 1, gelu: 2, accumulate: 4, gelu_tanh: 8, inputMajor: 16 };
@@ -48,12 +50,12 @@ export class Operators {
         throw new Error(`WebGPU attention: head dim ${dh} is not an integer in 1…${MAX_HEAD_DIM} (the kernel's tile)`);
       }
     }
-    const [linear, layerNorm, rmsNorm, rmsNormInPlace, swiglu, ...attention] = await Promise.all([
+    const [linear, layerNorm, rmsNorm, rmsNormInPlace, swiglu, rope, ...attention] = await Promise.all([
       engine.pipeline("linear"), engine.pipeline("layer_norm"), engine.pipeline("rms_norm"),
-      engine.pipeline("rms_norm", "in_place"), engine.pipeline("swiglu"),
+      engine.pipeline("rms_norm", "in_place"), engine.pipeline("swiglu"), engine.pipeline("rope"),
       ...dims.map((dh) => engine.pipeline("attention", "main", { DH: dh }))]);
     return new Operators(engine, { linear, layer_norm: layerNorm, rms_norm: rmsNorm, rms_norm_in_place: rmsNormInPlace,
-      swiglu }, new Map(dims.map((dh, i) => [dh, attention[i]])));
+      swiglu, rope }, new Map(dims.map((dh, i) => [dh, attention[i]])));
   }
 
   constructor(engine, pipelines, attention) {
@@ -123,11 +125,16 @@ export class Operators {
   /**
    * Attention of `batches` × `Tq` query rows over `keys` keys per batch, H heads of dh;
    * every operand at (off, batch stride, row stride) in floats (kernels/attention.wgsl).
+   * `kvHeads` (dividing H): query head h reads KV head h / (H / kvHeads). Values at
+   * (vOff, vBatch, vRow) with heads vHead apart (default: the keys' strides, dh).
    * `ssmax`: null, or {base, mlp (null: no query MLP), elementwise, hidden, qOut}.
    */
   attention(pass, { q, k, v, out, batches, Tq, keys, H, dh, qOff = 0, qBatch, qRow, kOff = 0, vOff = 0, kBatch,
-    kRow, oOff = 0, oBatch, oRow, ssmax = null }) {
+    kRow, oOff = 0, oBatch, oRow, ssmax = null, kvHeads = H, vBatch = kBatch, vRow = kRow, vHead = dh }) {
     if (batches * Tq === 0) return;
+    if (!Number.isInteger(kvHeads) || kvHeads < 1 || H % kvHeads) {
+      throw new Error(`WebGPU attention: ${kvHeads} KV heads do not divide ${H} heads`);
+    }
     const pipeline = this.attentionPipelines.get(dh);
     if (!pipeline) throw new Error(`WebGPU attention: no pipeline for head dim ${dh} (Operators.create(engine, [${dh}]))`);
     const mode = ssmax === null ? SSMAX_MODES.none : ssmax.mlp ? SSMAX_MODES.query : SSMAX_MODES.base;
@@ -139,9 +146,40 @@ export class Operators {
       ["f32", 1 / Math.sqrt(dh)], ["u32", qOff], ["u32", qBatch], ["u32", qRow], ["u32", kOff], ["u32", vOff],
       ["u32", kBatch], ["u32", kRow], ["u32", oOff], ["u32", oBatch], ["u32", oRow], ["u32", mode],
       ["u32", ssmax?.elementwise ? 1 : 0], ["u32", ssmax?.hidden ?? 0], ["u32", ssmax?.qOut ?? 1],
-      ["u32", group], ["u32", rows], ["u32", tile]]);
+      ["u32", group], ["u32", rows], ["u32", tile], ["u32", kvHeads], ["u32", vBatch], ["u32", vRow],
+      ["u32", vHead]]);
     this.engine.dispatch(pass, pipeline, { 0: u, 1: q, 2: k, 3: v, 4: out,
       5: ssmax?.base ?? this.zeros, 6: ssmax?.mlp ?? this.zeros },
     fold(H * Math.ceil(batches / group) * Math.ceil(Tq / rows)));
   }
+
+  /**
+   * RoPE in place on `rows` rows of H heads of dh (kernels/rope.wgsl): row r at position
+   * r % period, rows `stride` floats apart from float `off`; `table` a buffer of
+   * ropeTable(freqs, period) (split-half pairs unless `interleaved`).
+   */
+  rope(pass, { x, rows, period, H, dh, stride, off = 0, interleaved = false, table }) {
+    if (rows === 0) return;
+    const u = this.engine.uniform([["u32", rows], ["u32", period], ["u32", H], ["u32", dh], ["u32", stride],
+      ["u32", off], ["u32", interleaved ? 1 : 0]]);
+    this.engine.dispatch(pass, this.p.rope, { 0: u, 1: x, 2: table }, groups64(rows * H * (dh / 2)));
+  }
+}
+
+/**
+ * RoPE's table for positions 0 … period − 1: (cos, sin) of pos · freqs[i] per (pos, i),
+ * the angle rounded to float32 as numpy's (float32 positions times float32 frequencies),
+ * cos and sin in float64 (WGSL's promise 2^-11 only within [-π, π]).
+ */
+export function ropeTable(freqs, period) {
+  const half = freqs.length;
+  const table = new Float32Array(period * half * 2);
+  for (let pos = 0; pos < period; pos++) {
+    for (let i = 0; i < half; i++) {
+      const angle = Math.fround(pos * freqs[i]);
+      table[2 * (pos * half + i)] = Math.cos(angle);
+      table[2 * (pos * half + i) + 1] = Math.sin(angle);
+    }
+  }
+  return table;
 }

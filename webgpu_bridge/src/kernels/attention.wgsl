@@ -5,7 +5,12 @@
 //   out(b, t, h) = sum_i softmax_i(q'(b, t, h) . k(b, i, h) * scale) v(b, i, h),
 // every vector dh floats (dh <= 64) at a strided address (floats):
 //   q(b, t, h)   = qOff + b * qBatch + t * qRow + h * dh        (out: oOff, oBatch, oRow)
-//   k(b, i, h)   = kOff + b * kBatch + i * kRow + h * dh        (v: vOff, same strides)
+//   k(b, i, h)   = kOff + b * kBatch + i * kRow + g * dh
+//   v(b, i, h)   = vOff + b * vBatch + i * vRow + g * vHead
+// with g = h / (H / kvHeads) the KV head query head h reads (grouped keys and values, as
+// torch's repeat_interleave: TabPFN v3's ICL; kvHeads = H without groups); vBatch / vRow /
+// vHead are kBatch / kRow / dh unless a model's values lie elsewhere (TabPFN's decoder:
+// one-hot targets shared by every head, vBatch = vHead = 0),
 // so one kernel serves icl_transformer (one batch: every row over the context rows),
 // tabular_fm (within a row of T tokens: batch = row; a token column over the context:
 // batch = column, row stride T tokens) and TabICL (inducing points over a column's rows,
@@ -31,7 +36,7 @@ struct Params { batches: u32, Tq: u32, keys: u32, H: u32, dh: u32, scale: f32,
                 qOff: u32, qBatch: u32, qRow: u32, kOff: u32, vOff: u32, kBatch: u32, kRow: u32,
                 oOff: u32, oBatch: u32, oRow: u32,
                 ssmax: u32, elementwise: u32, hidden: u32, qOut: u32,
-                group: u32, rows: u32, tile: u32 }
+                group: u32, rows: u32, tile: u32, kvHeads: u32, vBatch: u32, vRow: u32, vHead: u32 }
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> q: array<f32>;
@@ -57,6 +62,7 @@ fn main(@builtin(workgroup_id) wgid: vec3<u32>, @builtin(num_workgroups) wgs: ve
   let wg = wgid.x + wgid.y * wgs.x;
   if (wg >= p.H * batchGroups * rowBlocks) { return; }
   let h = wg % p.H;
+  let g = h / (p.H / p.kvHeads);  // the KV head of query head h
   let b0 = ((wg / p.H) % batchGroups) * p.group;
   let t = (wg / (p.H * batchGroups)) * p.rows + li % p.rows;
   let gb = li / p.rows;           // this invocation's batch within the group
@@ -107,9 +113,12 @@ fn main(@builtin(workgroup_id) wgid: vec3<u32>, @builtin(num_workgroups) wgs: ve
         let eb = b0 + r / p.tile;
         let key = r % p.tile;
         let inside = key < n && eb < p.batches;
-        let at = min(eb, p.batches - 1u) * p.kBatch + (i0 + min(key, n - 1u)) * p.kRow + h * dh + d;
+        let cb = min(eb, p.batches - 1u);
+        let ck = i0 + min(key, n - 1u);
+        let at = cb * p.kBatch + ck * p.kRow + g * dh + d;
+        let vat = cb * p.vBatch + ck * p.vRow + g * p.vHead + d;
         tile_k[r * dh + d] = select(0.0, k[p.kOff + at], inside);
-        tile_v[r * dh + d] = select(0.0, v[p.vOff + at], inside);
+        tile_v[r * dh + d] = select(0.0, v[p.vOff + vat], inside);
       }
     }
     workgroupBarrier();

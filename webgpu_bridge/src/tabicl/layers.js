@@ -9,9 +9,9 @@
 // pipeline cache; buffers live in its per-role buffers (prefix "tabicl."), weights are
 // uploaded once per engine and weights object, and each dispatch gets its own uniform block
 // from the engine.
-import { MAX_SSMAX_HIDDEN, Operators, groups64 } from "../operators.js";
+import { MAX_SSMAX_HIDDEN, Operators, groups64, ropeTable } from "../operators.js";
 
-export const TABICL_KERNELS = ["tabicl_rope", "tabicl_copy", "tabicl_cells", "tabicl_target"];
+export const TABICL_KERNELS = ["tabicl_copy", "tabicl_cells", "tabicl_target"];
 export const LN_EPS = 1e-5;
 /** Rows one linear dispatch may cover (65535 workgroups of 32 rows). */
 export const MAX_DISPATCH_ROWS = 65535 * 32;
@@ -117,12 +117,10 @@ export class Ops {
       oBatch: Tq * H * dh, oRow: H * dh, ssmax });
   }
 
-  /** RoPE in place on `rows` rows of H heads (positions r % period). */
+  /** RoPE in place on `rows` rows of H heads (positions r % period; operators.js's rope). */
   rope(pass, { x, rows, period, H, dh, stride, off = 0, interleaved, freqs }) {
-    if (rows === 0) return;
-    this.run(pass, "tabicl_rope", [["u32", rows], ["u32", period], ["u32", H], ["u32", dh], ["u32", stride],
-      ["u32", off], ["u32", interleaved ? 1 : 0]], { 1: x, 2: this.ropeTable(freqs, period, dh) },
-    groups64(rows * H * (dh / 2)));
+    this.operators.rope(pass, { x, rows, period, H, dh, stride, off, interleaved,
+      table: this.ropeTable(freqs, period, dh) });
   }
 
   /** cos / sin of pos * freqs[i] (float32 angles as numpy's, float64 trig), per period. */
@@ -132,15 +130,7 @@ export class Ops {
       const f = this.weights.tensors.get(freqs);
       const half = dh / 2;
       if (f.length !== half) throw new Error(`TabICL weights: '${freqs}' holds ${f.length} values, expected ${half}`);
-      const table = new Float32Array(period * half * 2);
-      for (let pos = 0; pos < period; pos++) {
-        for (let i = 0; i < half; i++) {
-          const angle = Math.fround(pos * f[i]);
-          table[2 * (pos * half + i)] = Math.cos(angle);
-          table[2 * (pos * half + i) + 1] = Math.sin(angle);
-        }
-      }
-      this.engine.upload(role, table);
+      this.engine.upload(role, ropeTable(f, period));
       this.ready.add(role);
     }
     return this.engine.buffer(role, 0);

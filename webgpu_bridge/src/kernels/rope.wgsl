@@ -1,9 +1,12 @@
-// Rotary position encoding in place on queries or keys: row r has position r % period;
-// per head the pairs (i, i + dh/2) (split halves, TabICLv2) or (2i, 2i + 1) (interleaved,
+// Rotary position encoding (RoPE) in place on queries or keys, for every model: row r has
+// position r % period (a row's tokens lie consecutively, so r % period is the token's place
+// in its row; period Tq for queries that are a row's first tokens); per head the pairs
+// (i, i + dh/2) (split halves: TabICLv2, TabPFN v3, TabFM) or (2i, 2i + 1) (interleaved,
 // TabICLv1) turn by the angle pos * freqs[i]: (x1, x2) -> (x1 cos - x2 sin, x2 cos + x1 sin).
-// cos and sin come from `table` (pos * dh/2 + i: cos, sin), computed on the CPU in float64
-// from the float32 angles (WGSL's cos and sin promise 2^-11 only within [-pi, pi]).
-// Rows at stride `stride` from float `off` (the key half of a key/value row).
+// cos and sin come from `table` (pos * dh/2 + i: cos, sin; operators.js's ropeTable),
+// computed on the CPU in float64 from the float32 angles (WGSL's cos and sin promise 2^-11
+// only within [-pi, pi]). Rows at stride `stride` from float `off` (e.g. the key half of a
+// key/value row), heads dh apart.
 struct Params { rows: u32, period: u32, H: u32, dh: u32, stride: u32, off: u32, interleaved: u32,
                 pad: u32 }
 
