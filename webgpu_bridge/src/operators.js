@@ -94,15 +94,17 @@ export class Operators {
   /**
    * RMSNorm of `rows` rows of D floats, x / sqrt(mean(x²) + eps) · g (g null: no weight),
    * from xOff into out at outOff (kernels/rms_norm.wgsl); `out` === `x` normalises in place
-   * (xOff === outOff). D may be a head dim: the q/k norms over rows × heads rows of head_dim
-   * with a length-head_dim weight.
+   * (xOff === outOff); `accumulate` adds onto out (a residual stream: x + RMSNorm(y)). D may
+   * be a head dim: the q/k norms over rows × heads rows of head_dim with a length-head_dim
+   * weight.
    */
-  rmsNorm(pass, { x, xOff = 0, rows, D, eps, g = null, out, outOff = 0 }) {
+  rmsNorm(pass, { x, xOff = 0, rows, D, eps, g = null, out, outOff = 0, accumulate = false }) {
     if (rows === 0) return;
     const inPlace = out === x;
     if (inPlace && xOff !== outOff) throw new Error(`WebGPU rmsNorm: in place needs xOff ${xOff} === outOff ${outOff}`);
-    const u = this.engine.uniform([["u32", rows], ["u32", D], ["f32", eps], ["u32", g ? 1 : 0], ["u32", xOff],
-      ["u32", outOff]]);
+    if (inPlace && accumulate) throw new Error("WebGPU rmsNorm: accumulate needs out to be another buffer");
+    const u = this.engine.uniform([["u32", rows], ["u32", D], ["f32", eps], ["u32", (g ? 1 : 0) | (accumulate ? 2 : 0)],
+      ["u32", xOff], ["u32", outOff]]);
     const weight = g ?? this.zeros;
     this.engine.dispatch(pass, inPlace ? this.p.rms_norm_in_place : this.p.rms_norm,
       inPlace ? { 0: u, 2: weight, 4: out } : { 0: u, 1: x, 2: weight, 4: out }, groups64(rows));

@@ -30,17 +30,20 @@ const rmsCases = [
   { name: "head_dim_in_place", rows: 70, D: 8, weighted: true, inPlace: true, xOff: 16, outOff: 16, scale: 50 },
   { name: "no_weight", rows: 130, D: 16, weighted: false, xOff: 0, outOff: 0, scale: 1e-3 },
   { name: "wide_row", rows: 1, D: 1000, weighted: true, xOff: 0, outOff: 0, scale: 2 },
+  { name: "accumulate", rows: 33, D: 12, weighted: true, accumulate: true, xOff: 12, outOff: 24, scale: 4 },
 ];
 for (const [i, c] of rmsCases.entries()) {
   const x = values(c.xOff + c.rows * c.D, 11 + i, c.scale);
   const g = c.weighted ? values(c.D, 101 + i, 1.5) : null;
   const xb = up(`rms.x.${i}`, x);
-  const out = c.inPlace ? xb : engine.buffer(`tabfm.test.rms.out.${i}`, (c.outOff + c.rows * c.D) * 4);
+  const base = c.accumulate ? values(c.outOff + c.rows * c.D, 201 + i, 5) : null;
+  const out = c.inPlace ? xb : base ? up(`rms.base.${i}`, base)
+    : engine.buffer(`tabfm.test.rms.out.${i}`, (c.outOff + c.rows * c.D) * 4);
   await engine.stage((pass) => ops.rmsNorm(pass, { x: xb, xOff: c.xOff, rows: c.rows, D: c.D, eps: 1e-6,
-    g: g ? up(`rms.g.${i}`, g) : null, out, outOff: c.outOff }));
+    g: g ? up(`rms.g.${i}`, g) : null, out, outOff: c.outOff, accumulate: Boolean(c.accumulate) }));
   const got = await engine.read(out, c.outOff + c.rows * c.D);
   report.cases.push({ kind: "rmsNorm", ...c, x: Array.from(x), g: g && Array.from(g),
-    got: Array.from(got.subarray(c.outOff)) });
+    base: base && Array.from(base.subarray(c.outOff)), got: Array.from(got.subarray(c.outOff)) });
 }
 
 // SwiGLU: separate gate and up; the two halves of one [rows x 2N] product into a strided
