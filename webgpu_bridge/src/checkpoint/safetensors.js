@@ -5,26 +5,41 @@
 // overlaps) with Python's messages ("weights file 'name': ..."); F16/F64 widen or round to
 // float32; non-finite values are kept (checkpoints carry them; callers check what they must).
 
-import { pyRepr } from "./pickle.js";
+import { PyDict, PyFloat, pyRepr } from "./pickle.js";
 import { halfToFloat } from "./torch.js";
 
 const ST_DTYPES = { F32: 4, F64: 8, F16: 2 };
 const MAX_HEADER = 100_000_000;
 
+/** Python's repr of a parsed JSON value (objects as dicts, non-integral numbers as floats). */
+function jsonRepr(value) {
+  const py = (v) => {
+    if (Array.isArray(v)) return v.map(py);
+    if (typeof v === "number" && !Number.isInteger(v)) return new PyFloat(v);
+    if (v !== null && typeof v === "object") {
+      const d = new PyDict();
+      for (const [k, x] of Object.entries(v)) d.set(k, py(x));
+      return d;
+    }
+    return v;
+  };
+  return pyRepr(py(value));
+}
+
 function entryTensor(file, tensor, entry, buffer) {
   const keys = entry !== null && typeof entry === "object" && !Array.isArray(entry) ? Object.keys(entry).sort() : null;
   if (!keys || keys.join() !== "data_offsets,dtype,shape") {
-    throw new Error(`${file}: tensor ${pyRepr(tensor)} must have exactly the keys dtype, shape, data_offsets; got ${JSON.stringify(entry)}`);
+    throw new Error(`${file}: tensor ${pyRepr(tensor)} must have exactly the keys dtype, shape, data_offsets; got ${jsonRepr(entry)}`);
   }
   const { dtype, shape, data_offsets: offsets } = entry;
   if (!Object.hasOwn(ST_DTYPES, dtype)) {
-    throw new Error(`${file}: tensor ${pyRepr(tensor)} has dtype ${JSON.stringify(dtype)}; this reader takes ['F16', 'F32', 'F64']`);
+    throw new Error(`${file}: tensor ${pyRepr(tensor)} has dtype ${jsonRepr(dtype)}; this reader takes ['F16', 'F32', 'F64']`);
   }
   if (!Array.isArray(shape) || !shape.every((s) => Number.isInteger(s) && s >= 0)) {
-    throw new Error(`${file}: tensor ${pyRepr(tensor)} has shape ${JSON.stringify(shape)}, not a list of non-negative integers`);
+    throw new Error(`${file}: tensor ${pyRepr(tensor)} has shape ${jsonRepr(shape)}, not a list of non-negative integers`);
   }
   if (!Array.isArray(offsets) || offsets.length !== 2 || !offsets.every(Number.isInteger) || !(offsets[0] >= 0 && offsets[0] <= offsets[1])) {
-    throw new Error(`${file}: tensor ${pyRepr(tensor)} has data_offsets ${JSON.stringify(offsets)}, not [begin, end] with 0 <= begin <= end`);
+    throw new Error(`${file}: tensor ${pyRepr(tensor)} has data_offsets ${jsonRepr(offsets)}, not [begin, end] with 0 <= begin <= end`);
   }
   const itemsize = ST_DTYPES[dtype];
   const count = shape.reduce((a, b) => a * b, 1);

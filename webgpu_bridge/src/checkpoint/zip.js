@@ -48,7 +48,7 @@ function endRecord(bytes, view) {
   for (let i = last; i >= first; i--) {
     if (view.getUint32(i, true) === EOCD) { at = i; break; }
   }
-  if (at < 0) throw new ZipError("File is not a zip file (no end of central directory record)");
+  if (at < 0) throw new ZipError("File is not a zip file");
   const end = {
     count: view.getUint16(at + 10, true), size: view.getUint32(at + 12, true),
     offset: view.getUint32(at + 16, true), at,
