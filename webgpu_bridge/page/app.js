@@ -1,6 +1,6 @@
 // The WebGPU timing page: finds the adapter, lists the bundled datasets, runs the chosen
 // models on the first N persisted splits of each, and shows / downloads the results table.
-import { Bridge, ELSEWHERE, REGISTRY, RESULT_COLUMNS, checkModel, loadTabiclWeights, modelLabel, runSplits } from "../webgpu_bridge/src/index.js";
+import { Bridge, ELSEWHERE, IMPLEMENTATIONS, REGISTRY, RESULT_COLUMNS, checkModel, modelLabel, parameterCount, runSplits } from "../webgpu_bridge/src/index.js";
 import { rowsPerSecondChart, stageChart } from "./chart.js";
 import { modelFromInputs, paramInput } from "./model_form.js";
 import { csvText, firstSplits, formatNumber, repeatsFor, summarize } from "./summary.js";
@@ -11,8 +11,8 @@ const DATA = new URL("./data/", import.meta.url);
 const $ = (id) => document.getElementById(id);
 const LOST = "The GPU device was lost; reload the page to time again.";
 
-// files: per model whose weights have no default file (tabicl), the checkpoint picked from
-// disk and read in this page ({name, weights}), or null
+// files: per model whose weights have no default file (tabicl, tabpfn, tabfm), the
+// checkpoint picked from disk and read in this page ({name, weights}), or null
 // own: the dataset-list entry of the user's table (own_table.js), or null
 const state = { bridge: null, catalogue: [], rows: [], cappedAt: null, files: {}, own: null };
 
@@ -146,38 +146,45 @@ function capSplits(datasets, nSplits) {
   return most;
 }
 
-/** A one-line description of a read TabICL checkpoint. */
-function describeCheckpoint(name, w) {
-  const c = w.config;
-  const kind = c.max_classes > 0 ? `classifier (max_classes ${c.max_classes})` : "regressor";
-  let params = 0;
-  for (const t of w.tensors.values()) params += t.length;
-  return `${name}: TabICL ${kind}, embed_dim ${c.embed_dim}, ${c.row_num_blocks} row blocks + ` +
-    `${c.icl_num_blocks} ICL layers, ${formatNumber(params)} parameters (${w.format}, read in this page)`;
+/** A one-line description of a checkpoint read in this page (the model's `describe`). */
+function describeCheckpoint(entry, name, w) {
+  const what = IMPLEMENTATIONS[entry.name].describe?.(w) ?? entry.summary;
+  const format = w.format ? `${w.format}, ` : "";
+  return `${name}: ${what}, ${formatNumber(parameterCount(w))} parameters (${format}read in this page)`;
+}
+
+/** What a weights input's picked files are for the model's loader: one file {bytes, name}, several {files}. */
+async function pickedSource(files) {
+  const read = await Promise.all(files.map(async (f) => ({ name: f.name, bytes: new Uint8Array(await f.arrayBuffer()) })));
+  return read.length === 1 ? read[0] : { files: read };
 }
 
 /**
- * A file input for a weights parameter without a default file (tabicl's checkpoint): the
- * file is read here (src/tabicl/checkpoint.js), never uploaded; a file that is not a TabICL
- * checkpoint gets the reader's message under the input.
+ * A file input for a weights parameter without a default file (tabicl, tabpfn, tabfm): the
+ * registry's `accept` and `multiple` say what may be picked, the model's own loader
+ * (IMPLEMENTATIONS[name].loadWeights) reads it here, never uploaded; a pick it refuses gets
+ * the loader's message under the input.
  */
 function weightsFileInput(entry, key) {
+  const spec = entry.params[key];
   const id = `${entry.name}-${key}`;
   const input = Object.assign(document.createElement("input"),
-    { type: "file", id, accept: ".ckpt,.safetensors", "aria-describedby": `${id}-status` });
-  const status = cell("span", "no file chosen: pick a .ckpt or .safetensors checkpoint", { id: `${id}-status`, class: "help" });
+    { type: "file", id, accept: spec.accept ?? "", multiple: Boolean(spec.multiple) });
+  input.setAttribute("aria-describedby", `${id}-status`);
+  const status = cell("span", `no file chosen: ${spec.pick ?? spec.help}`, { id: `${id}-status`, class: "help" });
   state.files[entry.name] = null;
   input.addEventListener("change", async () => {
-    const file = input.files?.[0];
+    const files = [...(input.files ?? [])];
     state.files[entry.name] = null;
     delete input.dataset.loaded;
-    if (!file) return;
-    status.textContent = `reading ${file.name}…`;
+    if (!files.length) return;
+    const name = files.map((f) => f.name).join(" + ");
+    status.textContent = `reading ${name}…`;
     status.className = "help";
     try {
-      const weights = await loadTabiclWeights({ bytes: new Uint8Array(await file.arrayBuffer()), name: file.name });
-      state.files[entry.name] = { name: file.name, weights };
-      status.textContent = describeCheckpoint(file.name, weights);
+      const weights = await IMPLEMENTATIONS[entry.name].loadWeights(await pickedSource(files));
+      state.files[entry.name] = { name: files.length === 1 ? name : (weights.name ?? name), weights };
+      status.textContent = describeCheckpoint(entry, name, weights);
       input.dataset.loaded = "yes";
     } catch (err) {
       status.textContent = err.message ?? String(err);
@@ -192,7 +199,7 @@ function weightsFileInput(entry, key) {
 function listModels() {
   const rows = REGISTRY.map((e) => {
     const div = cell("div", "", { class: "model" });
-    // a model that needs the user's file (tabicl's checkpoint) starts unticked
+    // a model that needs the user's file (a checkpoint) starts unticked
     const needsFile = Object.values(e.params).some((p) => p.type === "weights" && !p.file);
     const box = Object.assign(document.createElement("input"),
       { type: "checkbox", id: `use-${e.name}`, name: "model", value: e.name, checked: !needsFile });
@@ -242,7 +249,10 @@ function readChoices() {
   const nSplits = capSplits(datasets, positiveInt("n-splits", "Splits per dataset"));
   const batchRows = positiveInt("batch-rows", "Query batch size");
   const models = REGISTRY.filter((e) => $(`use-${e.name}`).checked).map((e) => {
-    const texts = Object.fromEntries(Object.keys(e.params).map((key) => [key, $(`${e.name}-${key}`)?.value]));
+    const texts = Object.fromEntries(Object.keys(e.params).map((key) => {
+      const input = $(`${e.name}-${key}`);
+      return [key, input?.type === "checkbox" ? String(input.checked) : input?.value];
+    }));
     const model = modelFromInputs(e, texts, batchRows, checkModel);
     return e.name in state.files ? withFile(e, model) : model;
   });
@@ -252,13 +262,14 @@ function readChoices() {
 
 /**
  * The model with the checkpoint picked for it, labelled by the file's name as Python labels a
- * path: "tabicl(weights=FILE, n_estimators=2)".
+ * path: "tabicl(weights=FILE, n_estimators=2)" (several files: the loader's name for them).
  */
 function withFile(entry, model) {
   const picked = state.files[entry.name];
   if (!picked) {
-    throw new Error(`${entry.name} needs a TabICL checkpoint: pick a .ckpt or .safetensors file in its ` +
-      "weights field (the page reads it here; nothing is uploaded)");
+    const [key, spec] = Object.entries(entry.params).find(([, p]) => p.type === "weights");
+    throw new Error(`${entry.name} needs ${spec.pick ?? spec.help} in its ${key} field ` +
+      "(the page reads it here; nothing is uploaded)");
   }
   return { ...model, label: modelLabel({ ...model, weights: picked.name, batchRows: undefined }), weights: picked.weights };
 }
@@ -353,9 +364,10 @@ function showResults(rows, warmups, stages) {
     stageChart(stages),
     cell("figcaption", "Median wall time of each stage over splits: embed (standardization, " +
       "upload, embedding), each layer (context pass and query batches), head (including the " +
-      "read-back); tabicl: embed = its preprocessing and column embedding, then its row blocks " +
-      "(row l) and ICL layers (icl l), head = the decoder and the ensemble's aggregation, summed " +
-      "over its members. Hover a segment for its value.", { class: "help" }));
+      "read-back); a checkpoint model (tabicl, tabpfn, tabfm): embed = its preprocessing and " +
+      "cell/column stages, then each of its layers by the model's own names (row blocks, ICL " +
+      "layers), head = the decoder and the ensemble's aggregation, summed over its members. " +
+      "Hover a segment for its value.", { class: "help" }));
   $("results-section").hidden = false;
   $("download").disabled = rows.length === 0;
 }

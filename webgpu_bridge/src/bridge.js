@@ -18,15 +18,30 @@ import { loadWeights } from "./weights.js";
  * and each weights parameter loaded by `loadWeights(URL | path | {manifest, blob})`; the
  * data validated, its task and fixed limits checked; `options.onMember(done, total)` is
  * called after each ensemble member by models that have members (tabicl). `noWeights`:
- * the message for a weights parameter left null that has no default file.
+ * the message for a weights parameter left null that has no default file. `describe`:
+ * what loaded weights are, in a few words (the page shows it under a picked checkpoint).
  */
 export const IMPLEMENTATIONS = {
   knn: { run: runDistanceModel },
   attention: { run: runDistanceModel },
   icl_transformer: { run: runTransformer, loadWeights },
   tabular_fm: { run: runTabularFM, loadWeights: loadFmWeights },
-  tabicl: { run: runTabicl, loadWeights: loadTabiclWeights, noWeights: TABICL_NO_WEIGHTS },
+  tabicl: { run: runTabicl, loadWeights: loadTabiclWeights, noWeights: TABICL_NO_WEIGHTS,
+    describe: describeTabicl },
 };
+
+/** The number of weights in loaded weights ({tensors: Map(name → Float32Array)}). */
+export function parameterCount(weights) {
+  let n = 0;
+  for (const t of weights.tensors.values()) n += t.length;
+  return n;
+}
+
+function describeTabicl({ config: c }) {
+  const kind = c.max_classes > 0 ? `classifier (max_classes ${c.max_classes})` : "regressor";
+  return `TabICL ${kind}, embed_dim ${c.embed_dim}, ${c.row_num_blocks} row blocks + ` +
+    `${c.icl_num_blocks} ICL layers`;
+}
 
 export class Bridge {
   /**

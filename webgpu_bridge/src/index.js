@@ -1,6 +1,6 @@
 // arenalite WebGPU bridge: in-context tabular models in WGSL, timed per stage, and a
 // runner on persisted splits. Plain ES modules: page, Web Worker and Node (`webgpu`).
-export { Bridge, IMPLEMENTATIONS } from "./bridge.js";
+export { Bridge, IMPLEMENTATIONS, parameterCount } from "./bridge.js";
 export { KNN_MAX_K } from "./distance_models.js";
 export { COMMON_KEYS, ELSEWHERE, MODELS, REGISTRY, checkLimits, checkModel, checkTask, modelEntry, modelLabel } from "./models.js";
 export { runSplits, datasetMatrix } from "./runner.js";

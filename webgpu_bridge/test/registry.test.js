@@ -33,7 +33,8 @@ test("every registry model has a GPU implementation, a reference and a page form
     const texts = Object.fromEntries(Object.keys(entry.params).map((k) => [k, ""]));
     for (const key of Object.keys(entry.params)) {
       const attrs = paramInput(entry, key);
-      if (attrs?.value !== undefined) texts[key] = attrs.value;
+      if (attrs?.type === "checkbox") texts[key] = String(attrs.checked !== undefined);
+      else if (attrs?.value !== undefined) texts[key] = attrs.value;
     }
     const model = modelFromInputs(entry, texts, 7, checkModel);
     assert.equal(model.name, entry.name);
@@ -86,5 +87,33 @@ test("the registry's Python-side keys leave the bridge's entries usable", () => 
     assert.match(entry.reference, /^arenalite(\.\w+)*:\w+$/);
     for (const key of ["spread", "missing_cells"]) assert.ok([undefined, true, false].includes(entry[key]));
     assert.deepEqual(checkModel({ name: entry.name }).name, entry.name);
+  }
+});
+
+test("a boolean parameter is a checkbox whose state is the value", () => {
+  const entry = { name: "m", params: { on: { type: "boolean", default: true, help: "h" },
+    off: { type: "boolean", default: false } } };
+  assert.deepEqual(paramInput(entry, "on"), { type: "checkbox", id: "m-on", checked: "", "aria-describedby": "m-on-help" });
+  assert.deepEqual(paramInput(entry, "off"), { type: "checkbox", id: "m-off" });
+  const same = (model) => model;
+  assert.deepEqual(modelFromInputs(entry, { on: "false", off: "true" }, 3, same),
+    { name: "m", on: false, off: true, batchRows: 3 });
+});
+
+test("a checkpoint parameter says what the page's file input takes", () => {
+  // every weights parameter without a default file: the picker's accept list and the words
+  // the page shows until a file is picked (the page reads it with the model's loadWeights)
+  const all = JSON.parse(readFileSync(PYTHON, "utf8")).models;
+  const picks = all.flatMap((e) => Object.entries(e.params)
+    .filter(([, p]) => p.type === "weights" && !p.file).map(([, p]) => [e.name, p]));
+  assert.deepEqual(picks.map(([n]) => n), ["tabicl", "tabpfn", "tabfm"]);
+  for (const [name, spec] of picks) {
+    assert.match(spec.accept, /^(\.\w+)(,\.\w+)*$/, name);
+    assert.match(spec.pick, /checkpoint: pick /, name);
+  }
+  assert.equal(picks.find(([n]) => n === "tabfm")[1].multiple, true);
+  for (const name of MODELS.filter((n) => picks.some(([p]) => p === n))) {
+    assert.equal(typeof IMPLEMENTATIONS[name].loadWeights, "function", name);
+    assert.equal(typeof IMPLEMENTATIONS[name].describe, "function", name);
   }
 });

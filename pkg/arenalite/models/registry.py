@@ -3,8 +3,9 @@
 Each entry has a ``name``, a one-line ``summary``, the ``tasks`` it supports, its
 ``params`` (``type`` integer | number | boolean | weights, ``default``, ``nullable``,
 bounds ``min``, ``max``, ``exclusive_min``, the bridge-only ``max_webgpu``, a weights
-param's default ``file``, ``help``; the page's form has no boolean input yet: no WebGPU
-model takes one) and its ``limits`` on the data (``features``, ``classes``,
+param's default ``file``, ``help``, and for a weights param without one what the page's
+file picker takes: ``accept``, ``multiple``, ``pick``; the page shows a boolean as a
+checkbox) and its ``limits`` on the data (``features``, ``classes``,
 ``context_rows``: an integer, or ``{"weights": KEY}`` for a key of the weights' config),
 its ``encoding`` of a table's typed columns (one of the file's shared ``encodings``, the
 functions of :mod:`arenalite.models.encoding` that ``encode`` and the bridge's ``encoding.js``
