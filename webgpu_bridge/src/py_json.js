@@ -169,7 +169,7 @@ export function decodeUtf8(bytes) {
       if (i + k >= bytes.length) throw utf8Error(bytes, i, bytes.length, "unexpected end of data");
       const c = bytes[i + k];
       const [a, z] = k === 1 ? [lo, hi] : [0x80, 0xbf];
-      if (c < a || c > z) throw utf8Error(bytes, i, i + 1, "invalid continuation byte");
+      if (c < a || c > z) throw utf8Error(bytes, i, i + k, "invalid continuation byte");
     }
     i += need + 1;
   }
