@@ -122,7 +122,7 @@ export class Bridge {
    */
   async predict(model, data, { warmup = false, onMember } = {}) {
     const checked = checkModel(model);
-    const d = validateData(data);
+    const d = validateData(data, { allowNan: modelEntry(checked.name).missing_cells === true });
     checkTask(checked.name, d.task);
     checkLimits(checked.name, { features: d.F, classes: d.C || null, context_rows: d.n });
     let warm = null;

@@ -10,17 +10,34 @@ function asFloatArray(values, name) {
     `got ${values === null ? "null" : typeof values}`);
 }
 
-function checkFinite(values, name, width = 1) {
+function checkFinite(values, name, width = 1, allowNan = false) {
   for (let i = 0; i < values.length; i++) {
-    if (!Number.isFinite(values[i])) {
+    if (!Number.isFinite(values[i]) && !(allowNan && Number.isNaN(values[i]))) {
       const where = width > 1 ? `row ${Math.floor(i / width)}, column ${i % width}` : `row ${i}`;
-      throw new RangeError(`data.${name} has a non-finite value ${values[i]} at ${where}`);
+      throw new RangeError(`data.${name} has ${allowNan ? "an infinite" : "a non-finite"} value ` +
+        `${values[i]} at ${where}${allowNan ? " (NaN is allowed: the model takes missing cells)" : ""}`);
     }
   }
 }
 
-/** Check the `data` argument of Bridge.predict and return it with derived sizes. */
-export function validateData(data) {
+/** `data.categoricalIndices` checked (distinct column indices < F, ascending), or undefined when absent. */
+function checkCategorical(indices, F) {
+  if (indices === undefined || indices === null) return undefined;
+  if (!Array.isArray(indices) || indices.some((j, i) => !Number.isInteger(j) || j < 0 || j >= F ||
+    (i > 0 && j <= indices[i - 1]))) {
+    throw new RangeError(`data.categoricalIndices must be ascending distinct column indices 0..${F - 1}, ` +
+      `got ${JSON.stringify(indices)}`);
+  }
+  return indices;
+}
+
+/**
+ * Check the `data` argument of Bridge.predict and return it with derived sizes.
+ * `allowNan`: NaN feature cells pass (a model that takes missing cells, the registry's
+ * `missing_cells`); ±inf never does. `data.categoricalIndices` (optional: the columns a
+ * table's encoding declares categorical, arenalite.models.encoding.encode_table) is kept.
+ */
+export function validateData(data, { allowNan = false } = {}) {
   if (data === null || typeof data !== "object") {
     throw new TypeError("data must be an object {xTrain, yTrain, xTest, nFeatures, task, nClasses}");
   }
@@ -45,8 +62,9 @@ export function validateData(data) {
   if (yTrain.length !== n) {
     throw new RangeError(`data.yTrain has ${yTrain.length} values but xTrain has ${n} rows`);
   }
-  checkFinite(xTrain, "xTrain", F);
-  checkFinite(xTest, "xTest", F);
+  checkFinite(xTrain, "xTrain", F, allowNan);
+  checkFinite(xTest, "xTest", F, allowNan);
+  const categoricalIndices = checkCategorical(data.categoricalIndices, F);
   checkFinite(yTrain, "yTrain");
   let C = 0;
   if (task !== "regression") {
@@ -69,7 +87,7 @@ export function validateData(data) {
       throw new RangeError(`task 'binary' needs nClasses = 2, got ${C}`);
     }
   }
-  return { xTrain, yTrain, xTest, F, n, m, C, task };
+  return { xTrain, yTrain, xTest, F, n, m, C, task, ...(categoricalIndices ? { categoricalIndices } : {}) };
 }
 
 /** Context column means and population stds (a std below 1e-12 becomes 1), in float64. */

@@ -9,17 +9,25 @@
 // are the categories whose code occurs in the context rows, in category order.
 import { modelEntry } from "./models.js";
 import { pairwiseSum } from "./numpy_sum.js";
+import { reprString } from "./py_repr.js";
 
 export { pairwiseSum };
 
 /** A categorical column with more context levels than this gets ordinal codes (common encoding). */
 export const MAX_ONE_HOT_LEVELS = 10;
-/** The encodings a registry entry may name. */
-export const ENCODINGS = ["tabicl", "common"];
+/** The most distinct context values (missing counted) of a tabpfn categorical column (encoding.py's TABPFN_MAX_LEVELS). */
+export const TABPFN_MAX_LEVELS = 30;
+/** tabfm: a context value seen fewer times than this codes as -1 (preprocessing.py's MIN_CATEGORY_FREQUENCY). */
+export const MIN_CATEGORY_FREQUENCY = 2;
+/** The encodings a registry entry may name (a model's own Python function: FUNCTIONS). */
+export const ENCODINGS = ["tabicl", "common", "tabpfn", "tabfm"];
+/** A registry "encoding" that names a model's own Python function → its JavaScript twin here. */
+export const FUNCTIONS = { "arenalite.models.tabfm.predictor:encode": "tabfm" };
 
 /** The encoding model `name` takes (its registry entry's "encoding"). */
 export function modelEncoding(name) {
-  const encoding = modelEntry(name).encoding;
+  const named = modelEntry(name).encoding;
+  const encoding = Object.hasOwn(FUNCTIONS, named ?? "") ? FUNCTIONS[named] : named;
   if (!ENCODINGS.includes(encoding)) {
     throw new RangeError(`registry.json: model '${name}' has encoding ${JSON.stringify(encoding ?? null)}; ` +
       `known: ${ENCODINGS.join(", ")}`);
@@ -137,6 +145,8 @@ export function encodeFeatures(encoding, features, trainRows, testRows) {
     throw new RangeError(`unknown encoding ${JSON.stringify(encoding)}; known: ${ENCODINGS.join(", ")}`);
   }
   if (!trainRows.length || !testRows.length) throw new RangeError("a split needs train and test rows");
+  if (encoding === "tabpfn") return tabpfnTable(features, trainRows, testRows);
+  if (encoding === "tabfm") return tabfmTable(features, trainRows, testRows);
   const ordered = encoding === "tabicl"
     ? [...features.filter((f) => f.kind === "categorical"), ...features.filter((f) => f.kind === "numeric")]
     : features;
@@ -156,4 +166,135 @@ export function encodeFeatures(encoding, features, trainRows, testRows) {
     col += fit.width;
   }
   return { xTrain, xTest, nFeatures: F, featureNames: fits.flatMap((fit) => fit.names) };
+}
+
+/** Row-major float64 of columns (each a Float64Array of `rows` cells). */
+function rowMajor(columns, rows) {
+  const F = columns.length;
+  const x = new Float64Array(rows * F);
+  columns.forEach((col, j) => { for (let i = 0; i < rows; i++) x[i * F + j] = col[i]; });
+  return x;
+}
+
+/** The cells of `rows` of a numeric column (NaN: missing). */
+const cellsOf = (values, rows) => Float64Array.from(rows, (r) => values[r]);
+
+/** The context's codes of a categorical column: present levels (in category order) and whether a cell is missing. */
+function contextLevels(f, trainRows) {
+  const seen = new Uint8Array(f.categories.length);
+  let missing = false;
+  for (const r of trainRows) {
+    const c = f.codes[r];
+    if (c < 0) missing = true;
+    else seen[c] = 1;
+  }
+  return { seen, missing };
+}
+
+/**
+ * One categorical column (a pandas category, as read_table keeps text, bool and categorical=
+ * columns) as the tabpfn package's cleaning hands it on (encoding.py's _tabpfn_column):
+ * {train, test, declared}.
+ */
+function tabpfnCategorical(f, trainRows, testRows) {
+  const { seen, missing } = contextLevels(f, trainRows);
+  const present = f.categories.filter((_, c) => seen[c]);
+  if (present.some((v) => typeof v === "boolean")) {
+    throw new TypeError(`column ${reprString(f.name)} holds True/False in a category column, ` +
+      "which the tabpfn package refuses; give it dtype bool or 'boolean'");
+  }
+  const strings = present.every((v) => typeof v === "string");
+  const numbers = present.every((v) => typeof v === "number");
+  if (!strings && !numbers) {
+    const kinds = [...new Set(present.map((v) => (typeof v === "string" ? "str" : Number.isInteger(v) ? "int" : "float")))].sort();
+    throw new TypeError(`column ${reprString(f.name)} mixes value types [${kinds.map((k) => `'${k}'`).join(", ")}]; ` +
+      "the tabpfn package's encoder takes a column of strings only or of numbers only");
+  }
+  const n = present.length + (missing ? 1 : 0);
+  if (numbers && present.length && n > TABPFN_MAX_LEVELS) {
+    const value = (r) => (f.codes[r] < 0 ? NaN : f.categories[f.codes[r]]);
+    return { train: Float64Array.from(trainRows, value), test: Float64Array.from(testRows, value), declared: true };
+  }
+  if (!numbers && n > TABPFN_MAX_LEVELS) {
+    throw new RangeError(`column ${reprString(f.name)} has ${n} distinct values (a missing cell counted); ` +
+      `tabpfn takes at most ${TABPFN_MAX_LEVELS} in a text or category column (the package's handling of ` +
+      "free text is not ported): group rare values, or give numbers");
+  }
+  // sklearn's OrdinalEncoder: positions among the context levels (the categories' sorted
+  // order), unknown -1, missing NaN where the context has a missing cell, else -1
+  const position = new Int32Array(f.categories.length).fill(-1);
+  let k = 0;
+  f.categories.forEach((_, c) => { if (seen[c]) position[c] = k++; });
+  const code = (r) => (f.codes[r] < 0 ? (missing ? NaN : -1) : position[f.codes[r]]);
+  return { train: Float64Array.from(trainRows, code), test: Float64Array.from(testRows, code), declared: true };
+}
+
+/**
+ * The tabpfn package's cleaning of a table (encoding.py's tabpfn_table): in table order,
+ * numbers as float64 with NaN kept, categorical columns as ordinal codes of their sorted
+ * context values (declared categorical); a numeric column constant over the context
+ * (missing counted as one value) gets the context's value in every test row too.
+ * Returns {xTrain, xTest, nFeatures, featureNames, categoricalIndices}.
+ */
+function tabpfnTable(features, trainRows, testRows) {
+  const columns = features.map((f) => {
+    if (f.kind === "categorical") return tabpfnCategorical(f, trainRows, testRows);
+    const train = cellsOf(f.values, trainRows);
+    let test = cellsOf(f.values, testRows);
+    const allMissing = train.every(Number.isNaN);
+    const constant = allMissing || (!train.some(Number.isNaN) && train.every((v) => v === train[0]));
+    if (constant) test = new Float64Array(test.length).fill(train[0]);
+    return { train, test, declared: false };
+  });
+  return {
+    xTrain: rowMajor(columns.map((c) => c.train), trainRows.length),
+    xTest: rowMajor(columns.map((c) => c.test), testRows.length),
+    nFeatures: columns.length, featureNames: features.map((f) => f.name),
+    categoricalIndices: columns.flatMap((c, j) => (c.declared ? [j] : [])),
+  };
+}
+
+/**
+ * The tabfm package's TransformToNumerical on a table (tabfm/preprocessing.py's
+ * numeric_table; every categorical column a pandas category, so none is read as dates):
+ * the categorical columns first, as codes in order of first appearance in the context rows
+ * of the values seen at least MIN_CATEGORY_FREQUENCY times (rarer, unseen and missing: -1),
+ * then the numeric columns mean-imputed with the context mean (a column missing in every
+ * context row dropped). Returns {xTrain, xTest, nFeatures, featureNames, categoricalIndices}
+ * (the leading categorical columns).
+ */
+function tabfmTable(features, trainRows, testRows) {
+  const categorical = features.filter((f) => f.kind === "categorical");
+  const columns = [];
+  for (const f of categorical) {
+    const count = new Int32Array(f.categories.length);
+    const order = [];
+    for (const r of trainRows) {
+      const c = f.codes[r];
+      if (c < 0) continue;
+      if (count[c]++ === 0) order.push(c);
+    }
+    const code = new Int32Array(f.categories.length).fill(-1);
+    let k = 0;
+    for (const c of order) if (count[c] >= MIN_CATEGORY_FREQUENCY && String(f.categories[c]) !== "nan") code[c] = k++;
+    const of = (r) => (f.codes[r] < 0 ? -1 : code[f.codes[r]]);
+    columns.push({ name: f.name, train: Float64Array.from(trainRows, of), test: Float64Array.from(testRows, of) });
+  }
+  for (const f of features.filter((g) => g.kind === "numeric")) {
+    const train = cellsOf(f.values, trainRows);
+    const present = train.filter((v) => !Number.isNaN(v)).length;
+    if (!present) continue;  // SimpleImputer drops a column missing in every context row
+    const mean = pairwiseSum(train.map((v) => (Number.isNaN(v) ? 0 : v))) / present;
+    const fill = (v) => (Number.isNaN(v) ? mean : v);
+    columns.push({ name: f.name, train: train.map(fill), test: cellsOf(f.values, testRows).map(fill) });
+  }
+  if (!columns.length) {
+    throw new RangeError("Google TabFM takes no column of X_train: every number column is missing in all context rows");
+  }
+  return {
+    xTrain: rowMajor(columns.map((c) => c.train), trainRows.length),
+    xTest: rowMajor(columns.map((c) => c.test), testRows.length),
+    nFeatures: columns.length, featureNames: columns.map((c) => c.name),
+    categoricalIndices: categorical.map((_, j) => j),
+  };
 }

@@ -78,15 +78,16 @@ export function datasetFeatures(dataset, excluded = []) {
 }
 
 /**
- * The split's {xTrain, xTest, nFeatures} for `model`: a table's columns encoded as the
- * model's registry entry says (float64, fitted on the split's train rows), else the rows
- * of the float32 matrix.
+ * The split's {xTrain, xTest, nFeatures[, categoricalIndices]} for `model`: a table's
+ * columns encoded as the model's registry entry says (float64, fitted on the split's train
+ * rows; the columns its encoding declares categorical, tabpfn and tabfm), else the rows of
+ * the float32 matrix.
  */
 function splitFeatures(matrix, model, split) {
   if (matrix.features) {
-    const { xTrain, xTest, nFeatures } = encodeFeatures(modelEncoding(model.name), matrix.features,
-      split.train, split.test);
-    return { xTrain, xTest, nFeatures };
+    const { xTrain, xTest, nFeatures, categoricalIndices } = encodeFeatures(modelEncoding(model.name),
+      matrix.features, split.train, split.test);
+    return { xTrain, xTest, nFeatures, ...(categoricalIndices ? { categoricalIndices } : {}) };
   }
   const { x, F } = matrix;
   return { xTrain: gather(x, F, split.train), xTest: gather(x, F, split.test), nFeatures: F };

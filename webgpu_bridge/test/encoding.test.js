@@ -25,6 +25,10 @@ import numpy as np, pandas as pd
 from arenalite import browser
 from arenalite.datasets import Dataset, table
 from arenalite.models import encoding
+from arenalite.models.tabfm.predictor import encode as tabfm_encode
+
+def nulls(a):
+    return [None if v != v else v for v in a.ravel().tolist()]
 
 def table_frame(seed, rows):
     rng = np.random.default_rng(seed)
@@ -64,10 +68,19 @@ for make, seed, rows in [(table_frame, 0, 12), (table_frame, 1, 40), (table_fram
     train = rng.permutation(n_train)
     test = n_train + rng.permutation(rows - n_train)
     case = {"payload": browser.dataset_payload(ds), "train": train.tolist(), "test": test.tolist()}
-    for name in ("tabicl", "common"):  # the bridge's encodings (tabpfn's is Python-only)
+    for name in ("tabicl", "common"):
         fn = encoding.ENCODINGS[name]
         a, b = fn(ds.X.iloc[train], ds.X.iloc[test])
         case[name] = {"xTrain": a.ravel().tolist(), "xTest": b.ravel().tolist(), "F": a.shape[1]}
+    if make is table_frame:  # tabpfn's and tabfm's tables: every categorical a category
+        keep = [c for c in ds.X.columns if c != "flag"]  # tabpfn refuses True/False
+        t = encoding.tabpfn_table(ds.X[keep].iloc[train], ds.X[keep].iloc[test])
+        a, b, cat = tabfm_encode(ds.X.iloc[train], ds.X.iloc[test])
+        for name, (a, b, cat, drop) in {"tabpfn": (t.train, t.test, t.categorical_indices,
+                                                    ["flag"]),
+                                        "tabfm": (a, b, cat, [])}.items():
+            case[name] = {"xTrain": nulls(a), "xTest": nulls(b), "F": a.shape[1], "cat": cat,
+                          "drop": drop}
     cases.append(case)
 json.dump(cases, sys.stdout)
 `;
@@ -81,11 +94,14 @@ function pythonCases() {
   return cases;
 }
 
-/** The largest |a - b| (Infinity when the lengths differ). */
+/** The largest |a - b| (Infinity when the lengths differ or only one of a pair is NaN). */
 function maxDiff(a, b) {
   if (a.length !== b.length) return Infinity;
   let most = 0;
-  for (let i = 0; i < a.length; i++) most = Math.max(most, Math.abs(a[i] - b[i]));
+  for (let i = 0; i < a.length; i++) {
+    if (Number.isNaN(a[i]) && Number.isNaN(b[i])) continue;
+    most = Math.max(most, Number.isNaN(a[i]) || Number.isNaN(b[i]) ? Infinity : Math.abs(a[i] - b[i]));
+  }
   return most;
 }
 
@@ -94,12 +110,15 @@ test("both encodings equal Python's bit for bit on generated frames", (t) => {
   for (const c of pythonCases()) {
     const features = checkFeatures(featuresFromJson(c.payload.features), c.payload.y.length, c.payload.name);
     for (const name of ENCODINGS) {
-      const got = encodeFeatures(name, features, c.train, c.test);
       const want = c[name];
+      if (!want) continue;  // tabpfn, tabfm: tables only (a plain frame's object column is no category)
+      const kept = features.filter((f) => !(want.drop ?? []).includes(f.name));
+      const got = encodeFeatures(name, kept, c.train, c.test);
       assert.equal(got.nFeatures, want.F, `${c.payload.name} ${name}`);
       assert.equal(got.featureNames.length, want.F);
-      assert.equal(maxDiff(got.xTrain, want.xTrain), 0, `${c.payload.name} ${name} train`);
-      assert.equal(maxDiff(got.xTest, want.xTest), 0, `${c.payload.name} ${name} test`);
+      assert.equal(maxDiff(got.xTrain, want.xTrain.map((v) => v ?? NaN)), 0, `${c.payload.name} ${name} train`);
+      assert.equal(maxDiff(got.xTest, want.xTest.map((v) => v ?? NaN)), 0, `${c.payload.name} ${name} test`);
+      if (want.cat) assert.deepEqual(got.categoricalIndices, want.cat, `${c.payload.name} ${name}`);
     }
   }
 });
@@ -243,4 +262,23 @@ test("runSplits encodes a table per split and model, without the excluded column
   });
   assert.equal(bridge.seen[0].nFeatures, 5);  // knn: colour's 4 one-hot columns and size
   assert.equal(bridge.seen.at(-1).nFeatures, 2);  // tabicl: colour's codes, size
+});
+
+test("tabpfn and tabfm tables: their refusals, worded as Python's", () => {
+  const flag = { name: "flag", kind: "categorical", codes: Int32Array.of(0, 1, 0), categories: [false, true] };
+  assert.throws(() => encodeFeatures("tabpfn", [flag], [0, 1], [2]), { message:
+    "column 'flag' holds True/False in a category column, which the tabpfn package refuses; give it dtype bool or 'boolean'" });
+  const many = { name: "t", kind: "categorical", codes: Int32Array.from({ length: 32 }, (_, i) => i),
+    categories: Array.from({ length: 32 }, (_, i) => `v${String(i).padStart(2, "0")}`) };
+  assert.throws(() => encodeFeatures("tabpfn", [many], Array.from({ length: 31 }, (_, i) => i), [31]),
+    /column 't' has 31 distinct values \(a missing cell counted\); tabpfn takes at most 30/);
+  const empty = { name: "e", kind: "numeric", values: Float64Array.of(NaN, NaN, 1) };
+  assert.throws(() => encodeFeatures("tabfm", [empty], [0, 1], [2]),
+    { message: "Google TabFM takes no column of X_train: every number column is missing in all context rows" });
+  // tabpfn keeps NaN; a column constant over the context carries its value to the test rows
+  const got = encodeFeatures("tabpfn", [empty, toy()[1]], [0, 1, 3], [2, 4]);
+  assert.deepEqual(Array.from(got.xTrain), [NaN, 1, NaN, NaN, NaN, 7]);
+  assert.deepEqual(Array.from(got.xTest), [NaN, 4, NaN, NaN]);
+  assert.deepEqual(got.categoricalIndices, []);
+  assert.equal(modelEncoding("tabicl"), "tabicl");
 });
