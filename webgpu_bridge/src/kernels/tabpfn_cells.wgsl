@@ -9,9 +9,9 @@
 // indicators): the indicator of the same cell, -2 NaN, +2 +inf, +4 -inf, else 0. The raw
 // cells come as their float32 bits, so NaN and ±inf are told apart by their exponent and
 // mantissa (WGSL promises nothing of a NaN compared as a float).
-// target: 0 none (query rows), 1 a class row ty[y * E + e], 2 y * ty[e] + tb[e] (regression).
+// mode (the target): 0 none (query rows), 1 a class row ty[y * E + e], 2 y * ty[e] + tb[e] (regression).
 // One invocation per output float, 64 a workgroup, folded into y past 65535 workgroups.
-struct Params { rows: u32, F: u32, c0: u32, cols: u32, G: u32, indicators: u32, E: u32, target: u32 }
+struct Params { rows: u32, F: u32, c0: u32, cols: u32, G: u32, indicators: u32, E: u32, mode: u32 }
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> x: array<u32>;
@@ -49,7 +49,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
       acc += w[e * width + p.G + j] * ind;
     }
   }
-  if (p.target == 1u) { acc += ty[u32(y[r]) * p.E + e]; }
-  if (p.target == 2u) { acc += y[r] * ty[e] + tb[e]; }
+  if (p.mode == 1u) { acc += ty[u32(y[r]) * p.E + e]; }
+  if (p.mode == 2u) { acc += y[r] * ty[e] + tb[e]; }
   out[i] = acc;
 }

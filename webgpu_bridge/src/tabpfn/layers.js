@@ -1,0 +1,226 @@
+// The dispatches TabPFN v3's stages are built of (pkg/arenalite/models/tabpfn/layers.py on
+// the GPU): the bridge's operators (src/operators.js: bias-free torch-layout linear layers,
+// exact GELU, RMSNorm with torch's default epsilon, attention with grouped KV heads and the
+// query-aware softmax scaling fused into its query load, RoPE) named by the checkpoint's
+// tensors, TabPFN's own kernels (kernels/tabpfn_*.wgsl: the cells, strided copies, the
+// decoder's log), and the pre-norm block every stage repeats: `project` writes keys and
+// values (or queries) of normed rows, `attend` runs queries over cached keys and values and
+// adds the output projection and the feed-forward onto the residual stream.
+//
+// Weights are uploaded once per engine and weights object (one buffer per tensor; a
+// tensor larger than the buffer limit is refused by model.js before upload); buffers are
+// the engine's per-role buffers (prefix "tabpfn."), each dispatch with its own uniform block.
+import { MAX_SSMAX_HIDDEN, Operators, groups64, ropeTable } from "../operators.js";
+
+export const TABPFN_KERNELS = ["tabpfn_cells", "tabpfn_copy", "tabpfn_decoder"];
+/** nn.RMSNorm(eps=None): float32's machine epsilon. */
+export const RMS_EPS = 2 ** -23;
+/** Rows one linear dispatch may cover (65535 workgroups of 32 rows). */
+export const MAX_DISPATCH_ROWS = 65535 * 32;
+
+const uploaded = new WeakMap();
+let weightsSerial = 0;
+
+/** GPU buffers of every tensor of `weights`, once per engine: {id, buffers, ready}. */
+function weightBuffers(engine, weights) {
+  let perEngine = uploaded.get(weights);
+  if (!perEngine) uploaded.set(weights, (perEngine = new WeakMap()));
+  let entry = perEngine.get(engine);
+  if (entry) return entry;
+  const id = weightsSerial++;
+  const buffers = new Map();
+  for (const [name, data] of weights.tensors) {
+    if (name.startsWith("criterion.") || data.length === 0) continue;
+    buffers.set(name, engine.upload(`tabpfn.w.${id}.${name}`, data));
+  }
+  entry = { id, buffers, ready: new Set() };
+  perEngine.set(engine, entry);
+  return entry;
+}
+
+/** Head dims of a config's attentions (column, row, ICL, decoder). */
+export function headDims(c) {
+  const D = c.embed_dim * c.feat_agg_num_cls_tokens;
+  return [c.embed_dim / c.dist_embed_num_heads, c.embed_dim / c.feat_agg_num_heads, D / c.icl_num_heads,
+    ...(c.max_num_classes >= 2 ? [c.decoder_head_dim] : [])];
+}
+
+/** The dispatch helpers of one engine and weights. */
+export class Ops {
+  static async create(engine, weights) {
+    const [operators, ...made] = await Promise.all([Operators.create(engine, headDims(weights.config)),
+      ...TABPFN_KERNELS.map((k) => engine.pipeline(k))]);
+    return new Ops(engine, weights, operators, Object.fromEntries(TABPFN_KERNELS.map((k, i) => [k, made[i]])));
+  }
+
+  constructor(engine, weights, operators, pipelines) {
+    this.engine = engine;
+    this.weights = weights;
+    this.operators = operators;
+    this.p = pipelines;
+    const { id, buffers, ready } = weightBuffers(engine, weights);
+    this.buffers = buffers;
+    this.ready = ready;  // roles of derived buffers computed (RoPE tables, scaling vectors)
+    this.id = id;
+    this.zeros = operators.zeros;
+  }
+
+  w(name) {
+    const b = this.buffers.get(name);
+    if (!b) throw new Error(`TabPFN weights: tensor '${name}' is missing`);
+    return b;
+  }
+
+  has(name) {
+    return this.buffers.has(name);
+  }
+
+  shape(name) {
+    const s = this.weights.shapes.get(name);
+    if (!s) throw new Error(`TabPFN weights: tensor '${name}' is missing`);
+    return s;
+  }
+
+  run(pass, kernel, fields, bindings, count) {
+    this.engine.dispatch(pass, this.p[kernel], { 0: this.engine.uniform(fields), ...bindings }, groups64(count));
+  }
+
+  /** out (= or +=) act(a · wᵀ + b), tensors by name (b optional); see operators.js. */
+  linear(pass, { w, b = null, gelu = false, ...rest }) {
+    this.operators.linear(pass, { ...rest, w: this.w(w), b: b ? this.w(b) : null, act: gelu ? "gelu" : null });
+  }
+
+  /** RMSNorm `name` (its weight, when the checkpoint has one) of `rows` rows of D. */
+  rmsNorm(pass, { x, xOff = 0, rows, D, name, out, outOff = 0 }) {
+    const g = this.has(`${name}.weight`) ? this.w(`${name}.weight`) : null;
+    this.operators.rmsNorm(pass, { x, xOff, rows, D, eps: RMS_EPS, g, out, outOff });
+  }
+
+  /** Strided copy (kernels/tabpfn_copy.wgsl); strides 0 broadcast. */
+  copy(pass, { src, out, outer, inner = 1, width, inS1, inS2 = 0, inOff = 0, outS1, outS2 = 0, outOff = 0,
+    accumulate = false }) {
+    if (outer * inner * width === 0) return;
+    this.run(pass, "tabpfn_copy", [["u32", outer], ["u32", inner], ["u32", width], ["u32", inS1], ["u32", inS2],
+      ["u32", inOff], ["u32", outS1], ["u32", outS2], ["u32", outOff], ["u32", accumulate ? 1 : 0]],
+    { 1: src, 2: out }, outer * inner * width);
+  }
+
+  /** RoPE table of tensor `freqs` for positions 0 … period − 1 (uploaded once). */
+  ropeTable(freqs, period) {
+    const role = `tabpfn.${this.id}.rope.${period}`;
+    if (!this.ready.has(role)) {
+      this.engine.upload(role, ropeTable(this.weights.tensors.get(freqs), period));
+      this.ready.add(role);
+    }
+    return this.engine.buffer(role, 0);
+  }
+
+  /**
+   * The attention's operand for `SoftmaxScalingMLP` under `prefix` (layers.py's
+   * softmax_scaling: q · base_mlp(log n) · (1 + tanh(query_mlp(q))), per head and
+   * dimension) for n keys of H heads of dh: {base, mlp (query_mlp as W0 | b0 | W2 | b2),
+   * elementwise, hidden, qOut}. The base vector is computed on the GPU once per n.
+   */
+  scaling(pass, prefix, n, H, dh) {
+    const q = `${prefix}query_mlp.`;
+    const [hidden, dIn] = this.shape(`${q}0.weight`);
+    const qOut = this.shape(`${q}2.weight`)[0];
+    if (hidden > MAX_SSMAX_HIDDEN || dIn !== dh || qOut !== dh) {
+      throw new Error(`TabPFN on WebGPU: ${q} of shape ${hidden} x ${dIn} -> ${qOut} (head dim ${dh}, hidden at most ` +
+        `${MAX_SSMAX_HIDDEN})`);
+    }
+    const packedRole = `tabpfn.${this.id}.qmlp.${prefix}`;
+    if (!this.ready.has(packedRole)) {
+      const parts = ["0.weight", "0.bias", "2.weight", "2.bias"].map((t) => this.weights.tensors.get(`${q}${t}`));
+      const packed = new Float32Array(parts.reduce((sum, t) => sum + t.length, 0));
+      parts.reduce((at, t) => (packed.set(t, at), at + t.length), 0);
+      this.engine.upload(packedRole, packed);
+      this.ready.add(packedRole);
+    }
+    const role = `tabpfn.${this.id}.base.${prefix}${n}`;
+    if (!this.ready.has(role)) {
+      const m = `${prefix}base_mlp.`;
+      const [bh] = this.shape(`${m}0.weight`);
+      const input = this.engine.upload(`${role}.logn`, Float32Array.of(Math.fround(Math.log(Math.max(n, 1)))));
+      const mid = this.engine.buffer(`${role}.hidden`, bh * 4);
+      const base = this.engine.buffer(role, H * dh * 4);
+      this.linear(pass, { a: input, M: 1, K: 1, N: bh, w: `${m}0.weight`, b: `${m}0.bias`, out: mid, gelu: true });
+      this.linear(pass, { a: mid, M: 1, K: bh, N: H * dh, w: `${m}2.weight`, b: `${m}2.bias`, out: base });
+      this.ready.add(role);
+    }
+    return { base: this.engine.buffer(role, 0), mlp: this.engine.buffer(packedRole, 0), elementwise: true, hidden,
+      qOut };
+  }
+}
+
+/**
+ * One pre-norm block's attention half and feed-forward (layers.py's pieces as column.py,
+ * row.py and icl.py put them together), names under `prefix`:
+ *   q = Wq · norm_q(x) (RoPE'd), x += Wout · Attn(q, K, V), x += W2 · GELU(W0 · norm_mlp(x))
+ * `names` = {normQ, q, out, normMlp, mlp} relative to prefix (`normQ` null: x is normed
+ * already into s.a by the caller).
+ */
+export class Block {
+  constructor(ops, prefix, { heads, kvHeads = heads, width, names }) {
+    this.prefix = prefix;
+    this.H = heads;
+    this.kvHeads = kvHeads;
+    this.E = width;
+    this.dh = width / heads;
+    this.names = names;
+    this.ff = ops.shape(`${prefix}${names.mlp}0.weight`)[0];
+  }
+
+  name(key) {
+    return `${this.prefix}${this.names[key]}`;
+  }
+
+  /**
+   * Normed rows `norm(x)` → `out` columns [col, col + width of each weight) per weight name
+   * of `weights` (outStride floats a row); the normed rows are left in s.a.
+   */
+  project(ops, pass, { x, xOff = 0, rows, norm, weights, out, outStride, outRow = 0, s }) {
+    ops.rmsNorm(pass, { x, xOff, rows, D: this.E, name: `${this.prefix}${norm}`, out: s.a });
+    let col = 0;
+    for (const w of weights) {
+      const n = ops.shape(`${this.prefix}${w}`)[0];
+      ops.linear(pass, { a: s.a, M: rows, K: this.E, N: n, w: `${this.prefix}${w}`, out, outOff: outRow * outStride + col,
+        outStride });
+      col += n;
+    }
+  }
+
+  /**
+   * The block on `batches` × `Tq` rows of the residual stream x (from row xRow, in place):
+   * batch b's queries over keys/values rows b · kBatch … + keys − 1 of `kv` (rows of
+   * kvStride floats, keys at kOff, values at vOff). `rope`: {table, period} on the queries;
+   * `scaling`: the softmax scaling's operand or null; `normed`: s.a holds norm_q(x) already.
+   */
+  attend(ops, pass, { x, xRow = 0, batches, Tq, kv, kvStride, kOff, vOff, kBatch, keys, kvHeads = this.kvHeads, s,
+    rope = null, scaling = null, normed = false }) {
+    const { E, H, dh } = this;
+    const rows = batches * Tq;
+    if (!normed) ops.rmsNorm(pass, { x, xOff: xRow * E, rows, D: E, name: this.name("normQ"), out: s.a });
+    ops.linear(pass, { a: s.a, M: rows, K: E, N: E, w: this.name("q"), out: s.q });
+    if (rope) ops.operators.rope(pass, { x: s.q, rows, period: rope.period, H, dh, stride: E, table: rope.table });
+    ops.operators.attention(pass, { q: s.q, k: kv, v: kv, out: s.o, batches, Tq, keys, H, dh, qBatch: Tq * E, qRow: E,
+      kOff, vOff, kBatch: kBatch * kvStride, kRow: kvStride, oBatch: Tq * E, oRow: E, ssmax: scaling, kvHeads });
+    ops.linear(pass, { a: s.o, M: rows, K: E, N: E, w: this.name("out"), out: x, outOff: xRow * E, accumulate: true });
+    this.feedForward(ops, pass, { x, xRow, rows, s });
+  }
+
+  /** x += W2 · GELU(W0 · norm_mlp(x)) on `rows` rows from xRow. */
+  feedForward(ops, pass, { x, xRow = 0, rows, s }) {
+    const { E, ff } = this;
+    ops.rmsNorm(pass, { x, xOff: xRow * E, rows, D: E, name: this.name("normMlp"), out: s.a });
+    ops.linear(pass, { a: s.a, M: rows, K: E, N: ff, w: `${this.name("mlp")}0.weight`, out: s.mid, gelu: true });
+    ops.linear(pass, { a: s.mid, M: rows, K: ff, N: E, w: `${this.name("mlp")}2.weight`, out: x, outOff: xRow * E,
+      accumulate: true });
+  }
+}
+
+/** Scratch buffers {a, q, o, mid} of `rows` rows of width E (mid: ff) under `role`. */
+export function scratch(engine, role, rows, E, ff) {
+  const buf = (name, width) => engine.buffer(`tabpfn.${role}.${name}`, Math.max(1, rows * width) * 4);
+  return { a: buf("a", E), q: buf("q", E), o: buf("o", E), mid: buf("mid", ff) };
+}
