@@ -251,6 +251,96 @@ export class Generator {
     }
     return out;
   }
+
+  /**
+   * Generator.integers(low, high, size) of int64 (high exclusive; Lemire's method as numpy):
+   * a Number for size null, else an array; BigInt low/high give BigInts (ranges past 2^53).
+   */
+  integers(low, high, size = null) {
+    const big = typeof low === "bigint" || typeof high === "bigint";
+    const rng = BigInt(high) - BigInt(low) - 1n;
+    const one = () => {
+      const v = BigInt(boundedUint64(this.bitGenerator, rng)) + BigInt(low);
+      return big ? v : Number(v);
+    };
+    if (size === null) return one();
+    return Array.from({ length: size }, one);
+  }
+
+  /** Generator.random(n): n doubles in [0, 1), (next_uint64 >> 11) / 2^53 each. */
+  random(n) {
+    const out = new Float64Array(n);
+    for (let i = 0; i < n; i++) out[i] = Number(this.bitGenerator.nextUint64() >> 11n) / 9007199254740992;
+    return out;
+  }
+
+  /**
+   * Generator.choice(popSize, size, replace=False) without p, below numpy's tail-shuffle
+   * cutoff (popSize ≤ 10000 or size ≤ popSize / 50): Floyd's algorithm, then the shuffle of
+   * `_shuffle_int` (i = size-1 … 1 swaps with random_bounded_uint64(0, i)).
+   */
+  choiceWithoutReplacement(popSize, size) {
+    if (size > popSize) throw new RangeError("Cannot take a larger sample than population when replace is False");
+    if (popSize > 10000 && size > Math.floor(popSize / 50)) throw new RangeError("numpy's tail shuffle is not ported");
+    const g = this.bitGenerator;
+    const idx = new Array(size);
+    const seen = new Set();
+    for (let j = popSize - size; j < popSize; j++) {
+      const val = boundedUint64(g, j);
+      const pick = seen.has(val) ? j : val;
+      seen.add(pick);
+      idx[j - popSize + size] = pick;
+    }
+    for (let i = size - 1; i >= 1; i--) {
+      const j = boundedUint64(g, i);
+      [idx[i], idx[j]] = [idx[j], idx[i]];
+    }
+    return idx;
+  }
+}
+
+const U32 = 0xffffffffn;
+const U64 = (1n << 64n) - 1n;
+
+/** distributions.c `buffered_bounded_lemire_uint32` (no buffer): a uniform integer in [0, rng]. */
+export function boundedLemire32(bitgen, rng) {
+  const excl = BigInt(rng) + 1n;
+  let m = BigInt(bitgen.nextUint32()) * excl;
+  let leftover = m & U32;
+  if (leftover < excl) {
+    const threshold = (U32 - BigInt(rng)) % excl;
+    while (leftover < threshold) {
+      m = BigInt(bitgen.nextUint32()) * excl;
+      leftover = m & U32;
+    }
+  }
+  return Number(m >> 32n);
+}
+
+/** distributions.c `bounded_lemire_uint64`: a uniform BigInt in [0, rng] (rng a BigInt). */
+export function boundedLemire64(bitgen, rng) {
+  const excl = rng + 1n;
+  let m = bitgen.nextUint64() * excl;
+  let leftover = m & U64;
+  if (leftover < excl) {
+    const threshold = (U64 - rng) % excl;
+    while (leftover < threshold) {
+      m = bitgen.nextUint64() * excl;
+      leftover = m & U64;
+    }
+  }
+  return m >> 64n;
+}
+
+/** distributions.c `random_bounded_uint64(off 0, rng, use_masked false)`: [0, rng] (BigInt past 2^32). */
+export function boundedUint64(bitgen, rng) {
+  const r = BigInt(rng);
+  if (r === 0n) return typeof rng === "bigint" ? 0n : 0;
+  if (r <= U32) {
+    const v = r === U32 ? bitgen.nextUint32() : boundedLemire32(bitgen, Number(r));
+    return typeof rng === "bigint" ? BigInt(v) : v;
+  }
+  return r === U64 ? bitgen.nextUint64() : boundedLemire64(bitgen, r);
 }
 
 /** numpy.random.default_rng(seed) for a non-negative integer seed. */
