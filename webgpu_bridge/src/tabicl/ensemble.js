@@ -8,69 +8,27 @@
 //   const pred = predictRegression(rawQuantiles, plan, "mean");      // regression
 //
 // Matrices are arrays of rows, or {rows, cols, data} / {shape: [rows, cols], data} in row
-// order. Member draws use Python's random.Random(seed) (./pyrandom.js); float32 steps are
+// order. Member draws use Python's random.Random(seed) (../pyrandom.js); float32 steps are
 // rounded with Math.fround after every operation, as numpy computes them.
 
-import { PyRandom } from "./pyrandom.js";
+import { PyRandom } from "../pyrandom.js";
+import { MAX_ELEMENTS_FOR_LATIN, SHUFFLE_METHODS, SOFTMAX_TEMPERATURE, latinSquare, shufflePatterns, softmax } from "../wrapper_ensemble.js";
 import { NORM_METHODS, columnSums, fitPipeline, impute, imputeMeans, keptFeatures, pairwiseSum, selectColumns, transform } from "./preprocessing.js";
 
 export const TASKS = Object.freeze(["binary", "multiclass", "regression"]);
-export const SHUFFLE_METHODS = Object.freeze(["none", "shift", "random", "latin"]);
 export const DEFAULT_NORM_METHODS = Object.freeze(["none", "power"]);
-export const MAX_ELEMENTS_FOR_LATIN = 4000;
 export const MAX_CLASSES = 10;
-export const SOFTMAX_TEMPERATURE = 0.9;
 export const DEFAULT_ALPHAS = Object.freeze([0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]);
 export const NUM_QUANTILES = 999;
 export const TAIL_QUANTILES = 20;
 export const OUTPUT_TYPES = Object.freeze(["mean", "variance", "median", "quantiles", "raw_quantiles"]);
 const TOL = 1e-6;
+
+export { MAX_ELEMENTS_FOR_LATIN, SHUFFLE_METHODS, SOFTMAX_TEMPERATURE, latinSquare, shufflePatterns, softmax };
 const f32 = Math.fround;
 const EPS = 2 ** -52;
 
-// --- the RNG draws (Shuffler and EnsembleGenerator._generate_ensemble) ----------------------
-
-/** The package's random Latin square of 0 … n−1 drawn from `rng` (a PyRandom): its rows. */
-export function latinSquare(n, rng) {
-  const symbols = [...Array(n).keys()];
-  const drawn = [];
-  while (symbols.length > 1) {
-    const sym = rng.choice(symbols);
-    symbols.splice(symbols.indexOf(sym), 1);
-    drawn.push(sym);
-  }
-  const square = [symbols];
-  for (const sym of drawn.reverse()) {
-    square.push([...square[0]]);
-    for (let i = 0; i < square.length; i++) square[i].splice(i, 0, sym);
-  }
-  rng.shuffle(square);
-  const trans = square[0].map((_, c) => square.map((row) => row[c]));
-  rng.shuffle(trans);
-  return trans;
-}
-
-function permutations(items) {
-  if (items.length <= 1) return [items];
-  return items.flatMap((first, i) => permutations([...items.slice(0, i), ...items.slice(i + 1)]).map((rest) => [first, ...rest]));
-}
-
-/** Shuffler(n, method, randomState).shuffle(nEstimators): the patterns (lists of indices). */
-export function shufflePatterns(n, method, nEstimators, randomState) {
-  const rng = new PyRandom(randomState);
-  const indices = [...Array(n).keys()];
-  if (n > MAX_ELEMENTS_FOR_LATIN && method === "latin") method = "random";
-  if (method === "none" || nEstimators === 1) return [indices];
-  if (method === "shift") return indices.map((i) => [...indices.slice(n - i), ...indices.slice(0, n - i)]);
-  if (method === "random") {
-    if (n <= 5) {
-      const perms = permutations(indices);
-      return rng.sample(perms, Math.min(nEstimators, perms.length));
-    }
-    return Array.from({ length: nEstimators }, () => rng.sample(indices, n));
-  }
-  return latinSquare(n, rng);
-}
+// --- the RNG draws (EnsembleGenerator._generate_ensemble; the Shuffler is ../wrapper_ensemble.js) ---
 
 /** [(method, feature permutation, class permutation or null)] per member, in plan order. */
 export function drawMembers(nFeatures, nClasses, nEstimators, normMethods, featShuffleMethod, classShuffleMethod, randomState) {
@@ -315,20 +273,6 @@ export function unshift(data, shape, classPerms) {
       const at = (i * rows + r) * c;
       for (let k = 0; k < c; k++) out[at + k] = data[at + classPerms[i][k]];
     }
-  }
-  return out;
-}
-
-/** softmax(x / temperature) over rows of `c` values in float32, max-shifted (the wrappers' numpy one). */
-export function softmax(data, c, temperature = SOFTMAX_TEMPERATURE) {
-  const t = f32(temperature);
-  const out = new Float32Array(data.length);
-  for (let at = 0; at < data.length; at += c) {
-    let max = -Infinity;
-    for (let k = 0; k < c; k++) max = Math.max(max, f32(data[at + k] / t));
-    for (let k = 0; k < c; k++) out[at + k] = Math.exp(f32(f32(data[at + k] / t) - max));
-    const sum = pairwiseSum(out, at, c, 1, f32);
-    for (let k = 0; k < c; k++) out[at + k] = f32(out[at + k] / sum);
   }
   return out;
 }
