@@ -45,6 +45,10 @@ export class RowStage {
       block.attend(pass, s, { x: cls, ...attention, Tq: C });
       block.feedForward(pass, s, { x: cls, rows: rows * C });
     });
+    if (!this.full && !this.blocks.length) {
+      ops.copy(pass, { src: x, out: cls, outer: rows, inner: 1, width: C * E, inS1: T * E, inS2: 0, inOff: xRow * E,
+        outS1: C * E, outS2: 0 });
+    }
     if (this.full) {
       ops.rmsNorm(pass, { x, xOff: xRow * E, rows: rows * T, D: E, g: `${p}out_ln.weight`, out: x, outOff: xRow * E });
     } else {
