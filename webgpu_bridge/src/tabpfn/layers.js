@@ -7,9 +7,11 @@
 // values (or queries) of normed rows, `attend` runs queries over cached keys and values and
 // adds the output projection and the feed-forward onto the residual stream.
 //
-// Weights are uploaded once per engine and weights object (one buffer per tensor; a
-// tensor larger than the buffer limit is refused by model.js before upload); buffers are
-// the engine's per-role buffers (prefix "tabpfn."), each dispatch with its own uniform block.
+// Weights are uploaded once per engine, weights object and buffer limit: one buffer per
+// tensor, or, for a matrix larger than the limit, one per slice of its rows (a linear layer
+// then runs once per slice, each writing its own output columns); a vector or a single row
+// past the limit throws one Error naming it. Buffers are the engine's per-role buffers
+// (prefix "tabpfn."), each dispatch with its own uniform block.
 import { MAX_SSMAX_HIDDEN, Operators, groups64, ropeTable } from "../operators.js";
 
 export const TABPFN_KERNELS = ["tabpfn_cells", "tabpfn_copy", "tabpfn_decoder"];
@@ -21,20 +23,50 @@ export const MAX_DISPATCH_ROWS = 65535 * 32;
 const uploaded = new WeakMap();
 let weightsSerial = 0;
 
-/** GPU buffers of every tensor of `weights`, once per engine: {id, buffers, ready}. */
-function weightBuffers(engine, weights) {
+/** The Error of `what` needing `floats` floats in one buffer past `limit` ({bytes, name}). */
+export function tooBig(what, floats, limit) {
+  return new Error(`TabPFN on WebGPU: ${what} needs ${floats * 4} bytes in one buffer, past this adapter's ` +
+    `${limit.name} of ${limit.bytes} bytes`);
+}
+
+/**
+ * Row slices [row0, rows] of a tensor of `shape` (rows × the rest) so that each holds at
+ * most `limit.bytes`: one slice when it fits; throws where a vector or one row does not.
+ */
+export function tensorSlices(name, shape, limit) {
+  const count = shape.reduce((a, b) => a * b, 1);
+  if (count * 4 <= limit.bytes) return [[0, shape[0] ?? 1]];
+  const row = shape.length > 1 ? count / shape[0] : count;
+  const per = Math.floor(limit.bytes / 4 / row);
+  if (shape.length < 2 || per < 1) throw tooBig(`weight tensor '${name}'`, shape.length < 2 ? count : row, limit);
+  const out = [];
+  for (let r0 = 0; r0 < shape[0]; r0 += per) out.push([r0, Math.min(per, shape[0] - r0)]);
+  return out;
+}
+
+/**
+ * GPU buffers of every tensor of `weights`, once per engine and limit: {id, parts (name →
+ * [{buffer, row0, rows}]), ready}.
+ */
+function weightBuffers(engine, weights, limit) {
   let perEngine = uploaded.get(weights);
   if (!perEngine) uploaded.set(weights, (perEngine = new WeakMap()));
-  let entry = perEngine.get(engine);
+  let perLimit = perEngine.get(engine);
+  if (!perLimit) perEngine.set(engine, (perLimit = new Map()));
+  let entry = perLimit.get(limit.bytes);
   if (entry) return entry;
   const id = weightsSerial++;
-  const buffers = new Map();
+  const parts = new Map();
   for (const [name, data] of weights.tensors) {
     if (name.startsWith("criterion.") || data.length === 0) continue;
-    buffers.set(name, engine.upload(`tabpfn.w.${id}.${name}`, data));
+    const shape = weights.shapes.get(name) ?? [data.length];
+    const slices = tensorSlices(name, shape, limit);
+    const row = data.length / (shape[0] ?? 1);
+    parts.set(name, slices.map(([row0, rows], i) => ({ row0, rows, buffer: engine.upload(
+      `tabpfn.w.${id}.${name}${slices.length > 1 ? `#${i}` : ""}`, data.subarray(row0 * row, (row0 + rows) * row)) })));
   }
-  entry = { id, buffers, ready: new Set() };
-  perEngine.set(engine, entry);
+  entry = { id, parts, ready: new Set() };
+  perLimit.set(limit.bytes, entry);
   return entry;
 }
 
@@ -47,32 +79,36 @@ export function headDims(c) {
 
 /** The dispatch helpers of one engine and weights. */
 export class Ops {
-  static async create(engine, weights) {
+  /** `limit` ({bytes, name}): the buffer limit weights are sliced to. */
+  static async create(engine, weights, limit = { bytes: Infinity, name: "none" }) {
     const [operators, ...made] = await Promise.all([Operators.create(engine, headDims(weights.config)),
       ...TABPFN_KERNELS.map((k) => engine.pipeline(k))]);
-    return new Ops(engine, weights, operators, Object.fromEntries(TABPFN_KERNELS.map((k, i) => [k, made[i]])));
+    return new Ops(engine, weights, operators, Object.fromEntries(TABPFN_KERNELS.map((k, i) => [k, made[i]])), limit);
   }
 
-  constructor(engine, weights, operators, pipelines) {
+  constructor(engine, weights, operators, pipelines, limit) {
     this.engine = engine;
     this.weights = weights;
     this.operators = operators;
     this.p = pipelines;
-    const { id, buffers, ready } = weightBuffers(engine, weights);
-    this.buffers = buffers;
+    this.limit = limit;
+    const { id, parts, ready } = weightBuffers(engine, weights, limit);
+    this.parts = parts;
     this.ready = ready;  // roles of derived buffers computed (RoPE tables, scaling vectors)
     this.id = id;
     this.zeros = operators.zeros;
   }
 
+  /** The one buffer of tensor `name` (a tensor sliced for the limit: only `linear` reads it). */
   w(name) {
-    const b = this.buffers.get(name);
-    if (!b) throw new Error(`TabPFN weights: tensor '${name}' is missing`);
-    return b;
+    const p = this.parts.get(name);
+    if (!p) throw new Error(`TabPFN weights: tensor '${name}' is missing`);
+    if (p.length > 1) throw tooBig(`weight tensor '${name}'`, this.weights.tensors.get(name).length, this.limit);
+    return p[0].buffer;
   }
 
   has(name) {
-    return this.buffers.has(name);
+    return this.parts.has(name);
   }
 
   shape(name) {
@@ -85,9 +121,19 @@ export class Ops {
     this.engine.dispatch(pass, this.p[kernel], { 0: this.engine.uniform(fields), ...bindings }, groups64(count));
   }
 
-  /** out (= or +=) act(a · wᵀ + b), tensors by name (b optional); see operators.js. */
-  linear(pass, { w, b = null, gelu = false, ...rest }) {
-    this.operators.linear(pass, { ...rest, w: this.w(w), b: b ? this.w(b) : null, act: gelu ? "gelu" : null });
+  /**
+   * out (= or +=) act(a · wᵀ + b), tensors by name (b optional), torch layout; see
+   * operators.js. A weight sliced for the limit runs as one product per slice of its rows,
+   * each into its own output columns.
+   */
+  linear(pass, { w, b = null, gelu = false, N, outOff = 0, outStride = N, ...rest }) {
+    const bias = b ? this.w(b) : null;
+    const parts = this.parts.get(w);
+    if (!parts) throw new Error(`TabPFN weights: tensor '${w}' is missing`);
+    for (const { buffer, row0, rows } of parts) {
+      this.operators.linear(pass, { ...rest, N: rows, w: buffer, b: bias, bOff: row0, outOff: outOff + row0, outStride,
+        act: gelu ? "gelu" : null });
+    }
   }
 
   /** RMSNorm `name` (its weight, when the checkpoint has one) of `rows` rows of D. */

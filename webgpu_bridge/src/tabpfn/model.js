@@ -24,7 +24,7 @@ import { ColumnStage, embedContext, embedQueries } from "./column.js";
 import { fitScaler } from "./cells.js";
 import { Decoder, fitContext as fitDecoder, logits } from "./decoder.js";
 import { ICLStage, fitContext as fitICL, query } from "./icl.js";
-import { MAX_DISPATCH_ROWS, Ops } from "./layers.js";
+import { MAX_DISPATCH_ROWS, Ops, tensorSlices, tooBig } from "./layers.js";
 import { RowStage, aggregate } from "./row.js";
 
 const DEFAULT_BATCH_ROWS = 1024;
@@ -38,17 +38,12 @@ export function bufferLimit(device, limits = {}) {
   return binding <= buffer ? { bytes: binding, name: "maxStorageBufferBindingSize" } : { bytes: buffer, name: "maxBufferSize" };
 }
 
-function tooBig(what, floats, limit) {
-  return new Error(`TabPFN on WebGPU: ${what} needs ${floats * 4} bytes in one buffer, past this adapter's ` +
-    `${limit.name} of ${limit.bytes} bytes`);
-}
-
 /**
  * The stages' widths a plan needs, from a config alone (no weights): {column: {E, I,
  * width}, row: {C, E, width}, icl: {D, kvWidth, width}, decoder: {width(classes), oneHot
- * (classes), keys}, tensors: largest weight tensor's floats}.
+ * (classes), keys}}. Weights are sliced to the limit per tensor (layers.js).
  */
-export function planShapes(config, largestTensor = 0) {
+export function planShapes(config) {
   const E = config.embed_dim;
   const ff = E * config.ff_factor;
   const D = E * config.feat_agg_num_cls_tokens;
@@ -66,7 +61,6 @@ export function planShapes(config, largestTensor = 0) {
     decoder: classification
       ? { width: (c) => H * dd * (1 + slices(c)) + nOut, keys: H * dd, oneHot: (c) => slices(c) * dd }
       : { width: () => D * config.ff_factor + nOut, keys: 0, oneHot: () => 0 },
-    largestTensor,
   };
 }
 
@@ -90,22 +84,22 @@ export function planChunks(shapes, { N, F, classes = 0, limit }) {
     if (n < 1) throw tooBig(what, floats, limit);
     return n;
   };
-  need("the largest weight tensor", shapes.largestTensor);
   need(`the ${N} × ${F} context table`, N * F);
   const cw = column.width;
   const columns = fit(Math.min(F, Math.floor(L / (N * cw)), Math.floor(L / (column.I * cw)),
     Math.floor(MAX_DISPATCH_ROWS / N)), `one column of ${N} context rows (column stage, ${cw} floats a row)`, N * cw);
-  const rows = fit(Math.min(N, Math.floor(L / (T * row.width)), Math.floor(MAX_DISPATCH_ROWS / T)),
+  const rows = fit(Math.min(Math.floor(L / (T * row.width)), Math.floor(MAX_DISPATCH_ROWS / T)),
     `one row of ${T} tokens (row stage, ${row.width} floats a token)`, T * row.width);
   need(`the representations of ${N} context rows`, N * icl.D);
   need(`one ICL layer's keys/values of ${N} context rows`, N * 2 * icl.kvWidth);
   need(`the decoder's keys of ${N} context rows`, N * decoder.keys);
   need(`the one-hot targets of ${N} context rows`, N * decoder.oneHot(classes));
-  const iclRows = fit(Math.min(N, Math.floor(L / icl.width), MAX_DISPATCH_ROWS), "one ICL row", icl.width);
+  const iclRows = fit(Math.min(Math.floor(L / icl.width), MAX_DISPATCH_ROWS), "one ICL row", icl.width);
   const queryRows = fit(Math.min(rows, iclRows, Math.floor(L / (columns * cw)), Math.floor(MAX_DISPATCH_ROWS / columns),
     Math.floor(L / decoder.width(classes)), Math.floor(L / F)), "one query row", columns * cw);
-  sizes.push([columns * N * cw, "a column chunk's keys/values or feed-forward"], [rows * T * row.width, "a row block's"],
-    [iclRows * icl.width, "an ICL row chunk's feed-forward"]);
+  sizes.push([columns * N * cw, "a column chunk's keys/values or feed-forward"],
+    [Math.min(rows, N) * T * row.width, "a row block's keys/values or feed-forward"],
+    [Math.min(iclRows, N) * icl.width, "an ICL row chunk's feed-forward"]);
   const [floats, what] = sizes.reduce((a, b) => (b[0] > a[0] ? b : a));
   return { columns, rows, iclRows, queryRows, tokens: T, limit, largest: { bytes: floats * 4, what } };
 }
@@ -147,10 +141,8 @@ export class TabPFNMember {
       throw new TypeError("TabPFN weights must be {config, tensors: Map, shapes: Map} (loadTabpfnWeights)");
     }
     const limit = bufferLimit(engine.device, limits);
-    for (const [name, t] of weights.tensors) {
-      if (t.length * 4 > limit.bytes) throw tooBig(`weight tensor '${name}'`, t.length, limit);
-    }
-    return new TabPFNMember(engine, weights, await Ops.create(engine, weights), limit, cacheKey);
+    for (const [name, shape] of weights.shapes) if (!name.startsWith("criterion.")) tensorSlices(name, shape, limit);
+    return new TabPFNMember(engine, weights, await Ops.create(engine, weights, limit), limit, cacheKey);
   }
 
   constructor(engine, weights, ops, limit, cacheKey) {
@@ -164,8 +156,7 @@ export class TabPFNMember {
     this.icl = new ICLStage(ops, this.config);
     this.decoder = new Decoder(ops, this.config);
     this.limit = limit;
-    const largest = Math.max(0, ...[...weights.tensors.values()].map((t) => t.length));
-    this.shapes = planShapes(this.config, largest);
+    this.shapes = planShapes(this.config);
   }
 
   get nLayers() {
