@@ -24,7 +24,7 @@ const python = process.env.ARENALITE_PYTHON ?? join(ROOT, ".venv-pins/bin/python
 const havePython = process.env.ARENALITE_SKIP_PYTHON !== "1" && existsSync(python);
 
 // Random configs (every switch of the architecture: head counts and widths, group sizes,
-// block counts, CLS counts, decoder width, class counts) and tables (1–20 features, d below
+// block counts, CLS counts, decoder width, class counts, ICL heads past 64 floats) and tables (1–20 features, d below
 // H, categorical columns, missing cells, odd batches). Few and small: SwiftShader is slow.
 const BASE = { embed_dim: 16, max_classes: 4, col_num_blocks: 1, col_nhead: 2, col_num_inds: 5, row_num_blocks: 1,
   row_nhead: 2, row_num_cls: 2, icl_num_blocks: 2, icl_nhead: 2, ff_factor: 2, feature_group_size: 3, num_freq: 6,
@@ -40,6 +40,12 @@ export const CASES = [
     H: 5, d: 4, C: 0, N: 35, M: 6, batch: 2, seed: 4, cat: [1], missing: 0.1 },
   { name: "group_of_one", config: { ...BASE, feature_group_size: 1, num_freq: 4, col_num_inds: 3, row_num_cls: 1 },
     H: 3, d: 3, C: 4, N: 20, M: 4, batch: 4, seed: 5, cat: [0, 1, 2], missing: 0 },
+  // v1.0.0's ICL head width (2048 / 8 = 256, past the shared attention kernel's 64:
+  // kernels/tabfm_attention_wide.wgsl), at 256 and 80
+  { name: "icl_head_256", config: { ...BASE, embed_dim: 32, row_num_cls: 8, icl_nhead: 1, icl_num_blocks: 1 },
+    H: 4, d: 4, C: 3, N: 24, M: 5, batch: 5, seed: 6, cat: [], missing: 0 },
+  { name: "icl_head_80_regression", config: { ...BASE, is_classifier: false, row_num_cls: 5, icl_nhead: 1 },
+    H: 3, d: 3, C: 0, N: 22, M: 4, batch: 3, seed: 7, cat: [1], missing: 0.1 },
 ];
 
 const MAKE_CASES = `

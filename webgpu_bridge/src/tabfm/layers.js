@@ -13,13 +13,16 @@
 // query-norm weights, the cell embedder's packed map, the class tables) are made on the
 // CPU once and uploaded the same way. Buffers of activations are the engine's, under
 // "tabfm." roles.
-import { Operators, groups64, ropeTable } from "../operators.js";
+import { MAX_HEAD_DIM, Operators, fold, groups64, ropeTable } from "../operators.js";
 
 export const EPS = 1e-6;
 /** The constant MultiheadAttention scales its queries by (with 1/√d_head and softplus). */
 export const LOG2E = 1.442695041;
 const SOFTPLUS_THRESHOLD = 20;
 export const TABFM_KERNELS = ["tabfm_cells", "tabfm_target", "tabicl_copy"];
+/** The widest head tabfm_attention_wide.wgsl takes, and the floats of its K or V tile. */
+export const MAX_WIDE_HEAD_DIM = 256;
+const WIDE_TILE_FLOATS = 2048;
 /** Rows one linear dispatch may cover (65535 workgroups of 32 rows). */
 export const MAX_DISPATCH_ROWS = 65535 * 32;
 
@@ -100,17 +103,24 @@ export class Ops {
         throw new Error(`Google TabFM config: ${what} head dim ${dh} is not an even integer`);
       }
     }
-    const [operators, ...made] = await Promise.all([Operators.create(engine, headDims),
-      ...TABFM_KERNELS.map((k) => engine.pipeline(k))]);
-    return new Ops(engine, weights, operators, Object.fromEntries(TABFM_KERNELS.map((k, i) => [k, made[i]])),
-      limitBytes);
+    const wide = [...new Set(headDims.filter((dh) => dh > MAX_HEAD_DIM))];
+    for (const dh of wide) {
+      if (dh > MAX_WIDE_HEAD_DIM) throw new Error(`Google TabFM on WebGPU: head dim ${dh} > ${MAX_WIDE_HEAD_DIM}`);
+    }
+    const [operators, ...made] = await Promise.all([Operators.create(engine, headDims.filter((dh) => dh <= MAX_HEAD_DIM)),
+      ...TABFM_KERNELS.map((k) => engine.pipeline(k)),
+      ...wide.map((dh) => engine.pipeline("tabfm_attention_wide", "main", { DH: dh }))]);
+    const pipelines = Object.fromEntries(TABFM_KERNELS.map((k, i) => [k, made[i]]));
+    const widePipelines = new Map(wide.map((dh, i) => [dh, made[TABFM_KERNELS.length + i]]));
+    return new Ops(engine, weights, operators, pipelines, widePipelines, limitBytes);
   }
 
-  constructor(engine, weights, operators, pipelines, limitBytes) {
+  constructor(engine, weights, operators, pipelines, widePipelines, limitBytes) {
     this.engine = engine;
     this.weights = weights;
     this.operators = operators;
     this.p = pipelines;
+    this.wide = widePipelines;  // head dim → tabfm_attention_wide pipeline (head dims past MAX_HEAD_DIM)
     this.gpu = gpuWeights(engine, weights, limitBytes);
     this.id = this.gpu.id;
     this.ropeTables = new Map();
@@ -158,6 +168,25 @@ export class Ops {
   rmsNorm(pass, { x, xOff = 0, rows, D, g, out, outOff = 0, accumulate = false }) {
     this.operators.rmsNorm(pass, { x, xOff, rows, D, eps: EPS, g: g === null ? null : this.w(g), out, outOff,
       accumulate });
+  }
+
+  /**
+   * Attention at scale 1/√dh (operators.attention's arguments, one buffer each for q, k,
+   * v, values at the keys' strides): the shared kernel up to MAX_HEAD_DIM, past it
+   * kernels/tabfm_attention_wide.wgsl (up to MAX_WIDE_HEAD_DIM).
+   */
+  attention(pass, a) {
+    if (a.dh <= MAX_HEAD_DIM) {
+      this.operators.attention(pass, a);
+      return;
+    }
+    if (a.batches * a.Tq === 0) return;
+    const tile = Math.max(1, Math.min(a.keys, Math.floor(WIDE_TILE_FLOATS / a.dh)));
+    this.engine.dispatch(pass, this.wide.get(a.dh), { 0: this.engine.uniform([["u32", a.batches], ["u32", a.Tq],
+      ["u32", a.keys], ["u32", a.H], ["u32", a.dh], ["f32", 1 / Math.sqrt(a.dh)], ["u32", a.qOff], ["u32", a.qBatch],
+      ["u32", a.qRow], ["u32", a.kOff], ["u32", a.kBatch], ["u32", a.kRow], ["u32", a.oOff ?? 0], ["u32", a.oBatch],
+      ["u32", a.oRow], ["u32", tile]]), 1: a.q, 2: a.k, 3: a.v, 4: a.out },
+    fold(a.H * a.batches * Math.ceil(a.Tq / 64)));
   }
 
   /** Strided copy (tabicl_copy.wgsl); `inS1`/`inS2` 0 broadcast. */
@@ -251,7 +280,7 @@ export class AttentionBlock {
   attend(pass, s, { x, xRow = 0, q, qOff = 0, qBatch, qRow, k, v, kOff = 0, kBatch, kRow, batches, Tq, keys }) {
     const { ops, E, H, dh, prefix: p } = this;
     const rows = batches * Tq;
-    ops.operators.attention(pass, { q, k, v, out: s.o, batches, Tq, keys, H, dh, qOff, qBatch, qRow, kOff, vOff: kOff,
+    ops.attention(pass, { q, k, v, out: s.o, batches, Tq, keys, H, dh, qOff, qBatch, qRow, kOff, vOff: kOff,
       kBatch, kRow, oBatch: Tq * E, oRow: E });
     ops.linear(pass, { a: s.o, M: rows, w: `${p}attn.out_proj.weight`, b: `${p}attn.out_proj.bias`, out: s.t });
     ops.rmsNorm(pass, { x: s.t, rows, D: E, g: `${p}post_attn_ln.weight`, out: x, outOff: xRow * E, accumulate: true });
