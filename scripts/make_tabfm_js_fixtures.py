@@ -11,7 +11,12 @@ scripts/make_tabfm_js_fixtures.py``. It writes:
   state-dict order with shapes and float64 sums; then per bad case a mutation of
   tests/data/tabfm/small/classification's two files (``ops``, applied by the JavaScript test
   in the same way to the same bytes) and the message Python's ``read_checkpoint`` gives for
-  the folder ``bad`` (the test reads its bytes as the folder ``bad`` too).
+  the folder ``bad`` (the test reads its bytes as the folder ``bad`` too);
+* ``predict.json``: ``arenalite.models.predict({"name": "tabfm", "weights":
+  tests/data/tabfm/wrappers/checkpoint, ...})`` (numpy's Google TabFM) on some of
+  tests/data/tabfm/wrappers/cases.json's tables (arrays, and DataFrames with text, dates and
+  missing cells) with a few members, for the end-to-end test of the WebGPU predictor
+  (webgpu_bridge/test/tabfm_predictor.test.js).
 """
 
 from __future__ import annotations
@@ -20,17 +25,25 @@ import json
 import os
 import shutil
 import struct
+import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
 
+from arenalite import models
 from arenalite.models.tabfm import checkpoint as ck
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "tabfm"
 OUT = DATA / "js"
 SMALL = DATA / "small" / "classification"
+
+WRAPPERS = DATA / "wrappers"
+PREDICT = {  # case of wrappers/cases.json: members (the JavaScript test runs on SwiftShader)
+    "binary": 4, "regression": 4, "multiclass_perms": 3, "subsampled": 3, "frame_multiclass": 4,
+    "frame_regression": 3, "frame_binary_dates": 3, "frame_nullable": 3,
+}
 
 GOOD = {  # name: (path relative to tests/data/tabfm, task)
     "small_classification": ("small/classification", None),
@@ -150,6 +163,26 @@ def tensor_summary(checkpoint: ck.Checkpoint) -> list:
             for name, t in checkpoint.tensors.items()]
 
 
+def predictions() -> dict:
+    """Python's arenalite.models.predict on the PREDICT cases."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from test_tabfm_preprocessing import frames  # noqa: PLC0415  (the cases' DataFrames)
+
+    cases = json.loads((WRAPPERS / "cases.json").read_text(encoding="utf-8"))["cases"]
+    out = {}
+    for name, members in PREDICT.items():
+        case = cases[name]
+        x_train, x_test = (frames(case) if case["kind"] == "frame"
+                           else (np.array(case["x_train"]), np.array(case["x_test"])))
+        options = {**case["options"], "n_estimators": members}
+        model = {"name": "tabfm", "weights": str(WRAPPERS / "checkpoint"), **options}
+        pred, timings = models.predict_timed(model, x_train, np.array(case["y_train"]), x_test,
+                                             case["task"])
+        out[name] = {"options": options, "output": np.asarray(pred, dtype=float).tolist(),
+                     "layers": len(timings["layers"])}
+    return out
+
+
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     ck.convert(DATA / "small" / "regression", OUT / "converted.safetensors")
@@ -180,6 +213,8 @@ def main() -> None:
                     raise AssertionError(f"bad case {name} was read")
         finally:
             os.chdir(cwd)
+    (OUT / "predict.json").write_text(json.dumps(predictions(), indent=1) + "\n",
+                                      encoding="utf-8")
     (OUT / "checkpoints.json").write_text(json.dumps({"good": good, "bad": bad}, indent=1)
                                           + "\n", encoding="utf-8")
 

@@ -17,7 +17,8 @@ import { parseNpy } from "./npz.js";
 import {
   aggregateProba, aggregateRegression, checkClasses, drawMembers, fitMembers, memberInputs, settingsFrom,
 } from "../src/tabfm/ensemble.js";
-import { columnKinds, numericTable, scaleTargets, uniqueFilter } from "../src/tabfm/preprocessing.js";
+import { columnKinds, scaleTargets, uniqueFilter } from "../src/tabfm/preprocessing.js";
+import { caseTable, rowsOf } from "./tabfm_cases.js";
 
 const DIR = fileURLToPath(new URL("../../tests/data/tabfm/wrappers/", import.meta.url));
 const CASES = JSON.parse(readFileSync(`${DIR}cases.json`, "utf8"));
@@ -61,20 +62,6 @@ function readNpz(path) {
   return out;
 }
 
-/** A frame's columns (cases.json) as the table columns of ../src/encoding.js. */
-function frameFeatures(frame) {
-  return Object.entries(frame).map(([name, { dtype, train, test }]) => {
-    const cells = [...train, ...test];
-    if (["float64", "int64", "Int64"].includes(dtype)) {
-      return { name, kind: "numeric", values: Float64Array.from(cells, (v) => (v === null ? NaN : v)) };
-    }
-    const text = dtype.startsWith("datetime64") ? cells : cells;
-    const categories = [...new Set(text.filter((v) => v !== null))].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-    return { name, kind: "categorical", categories, codes: Int32Array.from(text, (v) => (v === null ? -1 : categories.indexOf(v))) };
-  });
-}
-
-const rowsOf = (list) => ({ rows: list.length, cols: list[0].length, data: Float64Array.from(list.flat()) });
 const asNumbers = (a) => Array.from(a.data, Number);
 
 function maxDiff(a, b, relative = false) {
@@ -98,20 +85,7 @@ function shiftBack(raw, offsets) {
   return out;
 }
 
-/** The numeric table of a case: its arrays, or TransformToNumerical of its frame. */
-function numeric(spec) {
-  if (spec.kind === "array") return { train: rowsOf(spec.x_train), test: rowsOf(spec.x_test), nCategorical: 0 };
-  const n = spec.y_train.length;
-  const features = frameFeatures(spec.frame);
-  const total = features[0].kind === "numeric" ? features[0].values.length : features[0].codes.length;
-  const trainRows = Array.from({ length: n }, (_, i) => i);
-  const testRows = Array.from({ length: total - n }, (_, i) => n + i);
-  const t = numericTable(features, trainRows, testRows);
-  return {
-    train: { rows: n, cols: t.nFeatures, data: t.xTrain }, test: { rows: total - n, cols: t.nFeatures, data: t.xTest },
-    nCategorical: t.nCategorical,
-  };
-}
+const numeric = caseTable;
 
 const figures = {};
 
