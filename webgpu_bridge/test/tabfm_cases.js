@@ -4,7 +4,7 @@
 // of its frame, src/tabfm/preprocessing.js).
 import { numericTable } from "../src/tabfm/preprocessing.js";
 
-/** A frame's columns (cases.json: dtype, train and test cells, null missing) as table columns. */
+/** A frame's columns (cases.json: dtype, train and test cells, null missing) as table columns with their pandas dtype. */
 export function frameFeatures(frame) {
   return Object.entries(frame).map(([name, { dtype, train, test }]) => {
     const cells = [...train, ...test];
@@ -12,7 +12,8 @@ export function frameFeatures(frame) {
       return { name, kind: "numeric", values: Float64Array.from(cells, (v) => (v === null ? NaN : v)) };
     }
     const categories = [...new Set(cells.filter((v) => v !== null))].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-    return { name, kind: "categorical", categories, codes: Int32Array.from(cells, (v) => (v === null ? -1 : categories.indexOf(v))) };
+    return { name, kind: "categorical", dtype, categories,
+      codes: Int32Array.from(cells, (v) => (v === null ? -1 : categories.indexOf(v))) };
   });
 }
 

@@ -17,7 +17,7 @@ import { parseNpy } from "./npz.js";
 import {
   aggregateProba, aggregateRegression, checkClasses, drawMembers, fitMembers, memberInputs, settingsFrom,
 } from "../src/tabfm/ensemble.js";
-import { columnKinds, scaleTargets, uniqueFilter } from "../src/tabfm/preprocessing.js";
+import { columnKinds, numericTable, scaleTargets, uniqueFilter } from "../src/tabfm/preprocessing.js";
 import { caseTable, rowsOf } from "./tabfm_cases.js";
 
 const DIR = fileURLToPath(new URL("../../tests/data/tabfm/wrappers/", import.meta.url));
@@ -181,6 +181,15 @@ test("refusals in Python's words", () => {
   assert.deepEqual(uniqueFilter(rowsOf([[1, 2]])), [true, true]);
   assert.deepEqual(scaleTargets([2, 2, 2]).scaled, Float64Array.from([0, 0, 0]));
   assert.equal(drawMembers(3, 2, settingsFrom({ n_estimators: 3 })).length, 3);
-  assert.deepEqual(columnKinds([{ name: "d", kind: "categorical", categories: ["1", "2"], codes: Int32Array.from([0, 1]) }], [0, 1]),
-    ["categorical"]);
+  const col = (dtype, categories, codes) => ({ name: "c", kind: "categorical", dtype, categories, codes: Int32Array.from(codes) });
+  assert.deepEqual(columnKinds([col("object", ["1", "2"], [0, 1])], [0, 1]), ["categorical"]);
+  assert.deepEqual(columnKinds([col("object", ["2021-01-01", "x"], [0, 0, 1])], [0, 1, 2]), ["datetime"]);
+  assert.deepEqual(columnKinds([col("bool", [false, true], [0, 1])], [0, 1]), ["numeric"]);
+  // arenalite's Table keeps text and bools as pandas `category` (no dtype given): categorical, never dates
+  // (the codes are Python's: numeric_table of these two columns as pandas category gives them)
+  const table = [col(undefined, ["2021-01-01", "2021-02-01"], [0, 1, 0]), col(undefined, [false, true], [1, 0, 1])];
+  assert.deepEqual(columnKinds(table, [0, 1, 2]), ["categorical", "categorical"]);
+  const t = numericTable(table, [0, 1, 2], [0, 1]);
+  assert.deepEqual(Array.from(t.xTrain), [0, 0, -1, -1, 0, 0]);
+  assert.equal(t.nCategorical, 2);
 });

@@ -4,12 +4,15 @@
 //
 // 1. numericTable — TransformToNumerical on a table's columns (the format of ../encoding.js:
 //    {name, kind: "numeric", values} or {name, kind: "categorical", codes, categories}),
-//    fitted on the context rows: a text column whose cells mostly read as dates becomes five
-//    columns (its UTC timestamp in microseconds, year, month, day, day of week; missing cells
-//    the context's mean timestamp); a number column, and a column of booleans (pandas takes
-//    bool as a number), is mean-imputed (an all-missing one dropped); any other categorical
-//    column becomes codes in order of first appearance in the context (a value seen fewer
-//    than MIN_CATEGORY_FREQUENCY times, an unseen value and a missing cell: −1). Output:
+//    fitted on the context rows. A categorical column is what arenalite's Table makes of
+//    text and bools, a pandas `category`, which the package takes as categorical: codes in
+//    order of first appearance in the context (a value seen fewer than
+//    MIN_CATEGORY_FREQUENCY times, an unseen value and a missing cell: −1). A column may
+//    say the pandas dtype a user's DataFrame gave it instead (`dtype`): "object" or "str"
+//    (text: when its cells mostly read as dates, five columns: the UTC timestamp in
+//    microseconds, year, month, day, day of week, missing cells the context's mean
+//    timestamp), "bool" or "boolean" (pandas takes bool as a number), "datetime64[...]" (a
+//    date column). A number column is mean-imputed (an all-missing one dropped). Output:
 //    categorical codes first, then numbers, then the date columns.
 // 2. uniqueFilter — UniqueFeatureFilter: columns with more than one distinct context value.
 // 3. the pipelines per normalisation method: ../wrapper_preprocessing.js (TabICL's rules).
@@ -36,8 +39,9 @@ export const DATE_NULL_SHARE = 0.8;
 
 const NUMBER_TEXT = /^\s*[-+]?(?:(?:\d[\d_]*\.?[\d_]*|\.\d[\d_]*)(?:[eE][-+]?\d+)?|nan|inf|infinity)\s*$/i;
 
-const isBooleanColumn = (f) => f.kind === "categorical" && f.categories.length > 0 &&
-  f.categories.every((c) => typeof c === "boolean");
+const dtypeOf = (f) => (f.kind === "numeric" ? "float64" : f.dtype ?? "category");
+const isText = (f) => ["object", "str", "string"].includes(dtypeOf(f));
+const isBoolean = (f) => ["bool", "boolean"].includes(dtypeOf(f));
 
 /** The cell text of a categorical column's row (null: missing). */
 function cell(f, row) {
@@ -46,11 +50,11 @@ function cell(f, row) {
 }
 
 /**
- * The package's date test of a text column on its context rows: not all numbers, not all
+ * The package's date test of a text column (dtype "object"/"str") on its context rows: not all numbers, not all
  * missing, and at most 80 % missing after reading the cells as dates.
  */
 export function looksLikeDates(f, rows) {
-  if (f.kind !== "categorical" || isBooleanColumn(f)) return false;
+  if (!isText(f)) return false;
   const texts = Array.from(rows, (r) => cell(f, r));
   const present = texts.filter((t) => t !== null);
   if (!present.length) return false;
@@ -62,8 +66,8 @@ export function looksLikeDates(f, rows) {
 /** "datetime", "numeric" or "categorical" per column, as the package decides (column_kinds). */
 export function columnKinds(features, trainRows) {
   return features.map((f) => {
-    if (looksLikeDates(f, trainRows)) return "datetime";
-    if (f.kind === "numeric" || isBooleanColumn(f)) return "numeric";
+    if (dtypeOf(f).startsWith("datetime64") || looksLikeDates(f, trainRows)) return "datetime";
+    if (f.kind === "numeric" || isBoolean(f)) return "numeric";
     return "categorical";
   });
 }
