@@ -8,6 +8,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync, symlinkSync } from "node:fs";
+import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
 
@@ -146,6 +147,31 @@ test("a page's picked files: the folder's two, a parent's four (task later), or 
   sameCheckpoint(converted, FIXTURE.good.converted, "converted bytes");
   await assert.rejects(loadTabfmWeights({ files: two }, { task: "regression" }),
     { message: "Google TabFM weights 'model.safetensors': a classification checkpoint, asked for regression" });
+});
+
+test("weights served over http: a converted file, a folder, a parent with the task", async () => {
+  const server = createServer((req, res) => {
+    try {
+      res.end(readFileSync(`${DATA}${decodeURIComponent(req.url.slice(1))}`));
+    } catch {
+      res.statusCode = 404;
+      res.end();
+    }
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const root = `http://127.0.0.1:${server.address().port}/`;
+  try {
+    sameCheckpoint(await loadTabfmWeights(`${root}js/converted.safetensors`), FIXTURE.good.converted, "url file");
+    sameCheckpoint(await loadTabfmWeights(`${root}small/classification/`, { task: "classification" }),
+      FIXTURE.good.small_classification, "url folder");
+    const deferred = await loadTabfmWeights(`${root}small`);
+    sameCheckpoint(await tabfmWeightsFor(deferred, "regression"), FIXTURE.good.small_parent_regression, "url parent");
+    await assert.rejects(loadTabfmWeights(`${root}nowhere`, { task: "regression" }), {
+      message: `Google TabFM checkpoint folder '${root}nowhere' has no config.json (nor has its regression/ folder)`,
+    });
+  } finally {
+    server.close();
+  }
 });
 
 test("a folder path without a task is read when the task is known", async () => {

@@ -469,11 +469,39 @@ async function readPicked(files, task) {
   return readFolderBytes(await fileBytes(config), weights ? await fileBytes(weights) : null, folder, task);
 }
 
+const isWebUrl = (source) => (source instanceof URL ? source.protocol !== "file:"
+  : typeof source === "string" && (/^[a-z][a-z0-9+.-]*:/i.test(source) ? !source.startsWith("file:") : !isNode));
+
+async function fetched(url) {
+  const res = await fetch(url);
+  return res.ok ? new Uint8Array(await res.arrayBuffer()) : null;
+}
+
+/**
+ * Weights served over http(s) (a page's own server): a converted file's URL, or a folder's
+ * (its config.json and model.safetensors; failing that, its `task`/ subfolder's).
+ */
+export async function loadTabfmUrl(url, task = null) {
+  if (url.endsWith(".safetensors")) {
+    const bytes = await fetched(url);
+    if (!bytes) throw new Error(`Google TabFM checkpoint ${reprString(url)} does not exist`);
+    return readConvertedBytes(bytes, url, task);
+  }
+  const base = url.replace(/\/+$/, "");
+  for (const folder of task ? [base, `${base}/${task}`] : [base]) {
+    const config = await fetched(`${folder}/${CONFIG_NAME}`);
+    if (config) return readFolderBytes(config, await fetched(`${folder}/${WEIGHTS_NAME}`), folder, task);
+  }
+  throw new Error(`Google TabFM checkpoint folder ${reprString(base)} has no ${CONFIG_NAME}` +
+    (task ? ` (nor has its ${task}/ folder)` : ""));
+}
+
 /**
  * Google TabFM weights from: a path (Node: a folder, the parent of classification/ and
- * regression/, or a converted file), {files: [File | {bytes, name}, ...]} (a page: the
- * folder's two files, a parent folder's four, or one converted file), one File / bytes /
- * {bytes, name} (a converted file), or an already read {config, tensors, shapes}. With
+ * regression/, or a converted file), an http(s) URL (a converted file, a folder served with
+ * its two files, or the parent of task folders), {files: [File | {bytes, name}, ...]} (a
+ * page: the folder's two files, a parent folder's four, or one converted file), one File /
+ * bytes / {bytes, name} (a converted file), or an already read {config, tensors, shapes}. With
  * `task` ("classification" / "regression") the checkpoint must be of it; without one, a
  * folder or several picked folders give {name, forTask(task)} (read when the task is known).
  */
@@ -482,8 +510,13 @@ export async function loadTabfmWeights(source, { task = null } = {}) {
     if (!(source.shapes instanceof Map)) throw new TypeError("Google TabFM weights objects need `shapes` (a Map)");
     return source;
   }
+  if (isWebUrl(source)) {
+    const url = String(source);
+    if (task === null && !url.endsWith(".safetensors")) return { name: url, forTask: (t) => loadTabfmUrl(url, t) };
+    return loadTabfmUrl(url, task);
+  }
   if (typeof source === "string" || source instanceof URL) {
-    if (!isNode) throw new TypeError("Google TabFM weights in a page are picked files ({files: [...]}), not a path");
+    if (!isNode) throw new TypeError("Google TabFM weights in a page are picked files ({files: [...]}) or a URL");
     const path = source instanceof URL ? (await import("node:url")).fileURLToPath(source) : source;
     if (task === null && kind(await nodeFs(), pyPath(path)) === "dir") {
       return { name: path, forTask: (t) => loadTabfmPath(path, t) };
