@@ -144,10 +144,7 @@ def js_columns(train: pd.DataFrame, test: pd.DataFrame) -> list[dict]:
     return cols
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_numeric_table_equals_pythons(seed: int) -> None:
-    train, test = random_frame(seed)
-    want = numeric_table(train, test)
+def js_numeric_table(train: pd.DataFrame, test: pd.DataFrame) -> dict:
     cols = js_columns(train, test)
     n, m = len(train), len(test)
     script = f"""
@@ -160,8 +157,36 @@ const t = numericTable(cols, range(0, {n}), range({n}, {n + m}));
 console.log(JSON.stringify({{ train: Array.from(t.xTrain), test: Array.from(t.xTest),
   nCategorical: t.nCategorical, nFeatures: t.nFeatures }}));
 """
-    got = node_json(script)
+    return node_json(script)
+
+
+def same_table(got: dict, want: object) -> None:
     assert got["nCategorical"] == want.n_categorical
     assert got["nFeatures"] == want.train.shape[1]
     np.testing.assert_array_equal(np.array(got["train"]).reshape(want.train.shape), want.train)
     np.testing.assert_array_equal(np.array(got["test"]).reshape(want.test.shape), want.test)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_numeric_table_equals_pythons(seed: int) -> None:
+    train, test = random_frame(seed)
+    same_table(js_numeric_table(train, test), numeric_table(train, test))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_date_test_samples_500_cells_as_pandas(seed: int) -> None:
+    """Past 500 context cells pandas looks at Series.sample(500, random_state=0); near the
+    80 % share of unreadable dates the sample decides, and JavaScript draws the same one.
+
+    (Python's numeric_table fails when every query cell of a date column is missing or
+    unreadable: pandas then reads them as datetime64[s], which cannot hold the context's
+    mean timestamp; JavaScript gives the mean there.)"""
+    rng = np.random.default_rng(100 + seed)
+    n = int(rng.integers(501, 800))
+    days = (pd.Timestamp("2021-01-01") + pd.to_timedelta(rng.integers(0, 900, n + 4), unit="D"))
+    cells = [None if rng.random() < 0.8 else d.strftime("%Y-%m-%d") for d in days]
+    cells[-1] = days[-1].strftime("%Y-%m-%d")  # a query date (all-missing query dates: see below)
+    frame = pd.DataFrame({"day": pd.Series(cells, dtype=object),
+                          "x": pd.Series(rng.normal(size=n + 4))})
+    train, test = frame.iloc[:n].reset_index(drop=True), frame.iloc[n:].reset_index(drop=True)
+    same_table(js_numeric_table(train, test), numeric_table(train, test))

@@ -21,12 +21,13 @@
 // Dates are read by ../table/dates.js (ISO 8601 dates and date-times with or without an
 // offset, "2024/03/01", month-first "03/01/2024"); pandas' mixed-format parser also reads
 // month names and free text ("March 3rd"), which this takes as categorical. Past
-// DATE_SAMPLE context cells pandas tests a seeded sample of them; this tests them all (the
-// two differ only for a column near the 80 % missing-date share).
+// DATE_SAMPLE context cells the test looks at pandas' sample of them (Series.sample(500,
+// random_state=0): numpy's legacy RandomState(0).permutation, reproduced here).
 //
 // A matrix is {rows, cols, data: Float64Array} in row-major order.
 import { pairwiseSum } from "../numpy_sum.js";
 import { reprFloat, reprString } from "../py_repr.js";
+import { PyRandom } from "../pyrandom.js";
 import { parseDatetime } from "../table/dates.js";
 import { NORM_METHODS, fitPipeline, imputeMeans, standardScalerStats, transform } from "../wrapper_preprocessing.js";
 
@@ -50,8 +51,27 @@ function cell(f, row) {
 }
 
 /**
- * The package's date test of a text column (dtype "object"/"str") on its context rows: not all numbers, not all
- * missing, and at most 80 % missing after reading the cells as dates.
+ * numpy's RandomState(seed).permutation(n): MT19937 seeded by init_genrand, then the legacy
+ * shuffle from the last item down, each index drawn by random_interval (masked 32-bit draws).
+ */
+export function legacyPermutation(n, seed = 0) {
+  const rng = new PyRandom(0);
+  rng.initGenrand(seed);
+  const out = Array.from({ length: n }, (_, i) => i);
+  for (let i = n - 1; i >= 1; i--) {
+    let mask = i;
+    for (const shift of [1, 2, 4, 8, 16]) mask |= mask >>> shift;
+    let j;
+    do j = (rng.uint32() & mask) >>> 0; while (j > i);
+    [out[i], out[j]] = [out[j], out[i]];
+  }
+  return out;
+}
+
+/**
+ * The package's date test of a text column (dtype "object"/"str") on its context rows: not
+ * all numbers, not all missing, and at most 80 % missing after reading the cells (a sample
+ * of DATE_SAMPLE past that many) as dates.
  */
 export function looksLikeDates(f, rows) {
   if (!isText(f)) return false;
@@ -59,8 +79,10 @@ export function looksLikeDates(f, rows) {
   const present = texts.filter((t) => t !== null);
   if (!present.length) return false;
   if (present.every((t) => typeof t === "number" || (typeof t === "string" && NUMBER_TEXT.test(t)))) return false;
-  const missing = texts.filter((t) => t === null || typeof t !== "string" || parseDatetime(t) === null).length;
-  return !(missing / texts.length > DATE_NULL_SHARE);
+  const sample = texts.length > DATE_SAMPLE ? legacyPermutation(texts.length).slice(0, DATE_SAMPLE).map((i) => texts[i])
+    : texts;
+  const missing = sample.filter((t) => t === null || typeof t !== "string" || parseDatetime(t) === null).length;
+  return !(missing / sample.length > DATE_NULL_SHARE);
 }
 
 /** "datetime", "numeric" or "categorical" per column, as the package decides (column_kinds). */
