@@ -22,10 +22,10 @@
 // offset, "2024/03/01", month-first "03/01/2024"); pandas' mixed-format parser also reads
 // month names and free text ("March 3rd"), which this takes as categorical. Past
 // DATE_SAMPLE context cells the test looks at pandas' sample of them (Series.sample(500,
-// random_state=0): numpy's legacy RandomState(0).permutation, reproduced here). Where all
-// the rows of one side (context or query) of a date column are missing or unreadable,
-// pandas reads that side at a resolution of seconds, and the package (and Python's port)
-// then fails to fill in the mean timestamp or gives seconds; this gives the mean in µs.
+// random_state=0): numpy's legacy RandomState(0).permutation, reproduced here). Where every
+// query cell of a date column is missing or unreadable, pandas reads them at a resolution
+// of seconds, and the package (and Python's port) then fails to fill in the context's mean
+// timestamp, or gives it in seconds; this gives it in µs.
 //
 // A matrix is {rows, cols, data: Float64Array} in row-major order.
 import { pairwiseSum } from "../numpy_sum.js";
