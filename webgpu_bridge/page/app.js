@@ -150,7 +150,8 @@ function capSplits(datasets, nSplits) {
 function describeCheckpoint(entry, name, w) {
   const what = IMPLEMENTATIONS[entry.name].describe?.(w) ?? entry.summary;
   const format = w.format ? `${w.format}, ` : "";
-  return `${name}: ${what}, ${formatNumber(parameterCount(w))} parameters (${format}read in this page)`;
+  const count = parameterCount(w);
+  return `${name}: ${what}${count === null ? "" : `, ${formatNumber(count)} parameters`} (${format}read in this page)`;
 }
 
 /** What a weights input's picked files are for the model's loader: one file {bytes, name}, several {files}. */

@@ -6,6 +6,8 @@ import { Engine, now } from "./engine.js";
 import { findGpu, requestDevice } from "./gpu.js";
 import { resolveBeside } from "./io.js";
 import { checkLimits, checkModel, checkTask, modelEntry, modelLabel } from "./models.js";
+import { loadTabfmWeights } from "./tabfm/checkpoint.js";
+import { NO_WEIGHTS as TABFM_NO_WEIGHTS, runTabfm } from "./tabfm/predictor.js";
 import { loadTabiclWeights } from "./tabicl/model.js";
 import { NO_WEIGHTS as TABICL_NO_WEIGHTS, runTabicl } from "./tabicl/predictor.js";
 import { loadFmWeights, runTabularFM } from "./tabular_fm.js";
@@ -28,13 +30,26 @@ export const IMPLEMENTATIONS = {
   tabular_fm: { run: runTabularFM, loadWeights: loadFmWeights },
   tabicl: { run: runTabicl, loadWeights: loadTabiclWeights, noWeights: TABICL_NO_WEIGHTS,
     describe: describeTabicl },
+  // a table's leading categorical columns (its encoding, tabfm's numericTable) are d.nCategorical
+  tabfm: { run: (engine, model, d, options) => runTabfm(engine, model,
+    { ...d, nCategorical: d.categoricalIndices?.length ?? 0 }, options),
+  loadWeights: loadTabfmWeights, noWeights: TABFM_NO_WEIGHTS, describe: describeTabfm },
 };
 
-/** The number of weights in loaded weights ({tensors: Map(name → Float32Array)}). */
+/** The number of weights in loaded weights ({tensors: Map(name → Float32Array)}); null before they are read. */
 export function parameterCount(weights) {
+  if (!(weights?.tensors instanceof Map)) return null;
   let n = 0;
   for (const t of weights.tensors.values()) n += t.length;
   return n;
+}
+
+function describeTabfm(w) {
+  if (!w.config) return "Google TabFM checkpoint folders (the task picks classification/ or regression/)";
+  const c = w.config;
+  const kind = c.is_classifier ? `classifier (max_classes ${c.max_classes})` : "regressor";
+  return `Google TabFM ${kind}, embed_dim ${c.embed_dim}, ${c.col_num_blocks} + ${c.col_num_blocks} ` +
+    `column and ${c.row_num_blocks} + ${c.row_num_blocks} row blocks, ${c.icl_num_blocks} ICL blocks`;
 }
 
 function describeTabicl({ config: c }) {

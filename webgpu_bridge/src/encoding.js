@@ -10,6 +10,7 @@
 import { modelEntry } from "./models.js";
 import { pairwiseSum } from "./numpy_sum.js";
 import { reprString } from "./py_repr.js";
+import { numericTable } from "./tabfm/preprocessing.js";
 
 export { pairwiseSum };
 
@@ -17,8 +18,6 @@ export { pairwiseSum };
 export const MAX_ONE_HOT_LEVELS = 10;
 /** The most distinct context values (missing counted) of a tabpfn categorical column (encoding.py's TABPFN_MAX_LEVELS). */
 export const TABPFN_MAX_LEVELS = 30;
-/** tabfm: a context value seen fewer times than this codes as -1 (preprocessing.py's MIN_CATEGORY_FREQUENCY). */
-export const MIN_CATEGORY_FREQUENCY = 2;
 /** The encodings a registry entry may name (a model's own Python function: FUNCTIONS). */
 export const ENCODINGS = ["tabicl", "common", "tabpfn", "tabfm"];
 /** A registry "encoding" that names a model's own Python function → its JavaScript twin here. */
@@ -255,46 +254,12 @@ function tabpfnTable(features, trainRows, testRows) {
 }
 
 /**
- * The tabfm package's TransformToNumerical on a table (tabfm/preprocessing.py's
- * numeric_table; every categorical column a pandas category, so none is read as dates):
- * the categorical columns first, as codes in order of first appearance in the context rows
- * of the values seen at least MIN_CATEGORY_FREQUENCY times (rarer, unseen and missing: -1),
- * then the numeric columns mean-imputed with the context mean (a column missing in every
- * context row dropped). Returns {xTrain, xTest, nFeatures, featureNames, categoricalIndices}
- * (the leading categorical columns).
+ * Google TabFM's own encoding (the registry names tabfm.predictor:encode): the package's
+ * TransformToNumerical, src/tabfm/preprocessing.js's numericTable, its leading
+ * nCategorical columns declared categorical.
  */
 function tabfmTable(features, trainRows, testRows) {
-  const categorical = features.filter((f) => f.kind === "categorical");
-  const columns = [];
-  for (const f of categorical) {
-    const count = new Int32Array(f.categories.length);
-    const order = [];
-    for (const r of trainRows) {
-      const c = f.codes[r];
-      if (c < 0) continue;
-      if (count[c]++ === 0) order.push(c);
-    }
-    const code = new Int32Array(f.categories.length).fill(-1);
-    let k = 0;
-    for (const c of order) if (count[c] >= MIN_CATEGORY_FREQUENCY && String(f.categories[c]) !== "nan") code[c] = k++;
-    const of = (r) => (f.codes[r] < 0 ? -1 : code[f.codes[r]]);
-    columns.push({ name: f.name, train: Float64Array.from(trainRows, of), test: Float64Array.from(testRows, of) });
-  }
-  for (const f of features.filter((g) => g.kind === "numeric")) {
-    const train = cellsOf(f.values, trainRows);
-    const present = train.filter((v) => !Number.isNaN(v)).length;
-    if (!present) continue;  // SimpleImputer drops a column missing in every context row
-    const mean = pairwiseSum(train.map((v) => (Number.isNaN(v) ? 0 : v))) / present;
-    const fill = (v) => (Number.isNaN(v) ? mean : v);
-    columns.push({ name: f.name, train: train.map(fill), test: cellsOf(f.values, testRows).map(fill) });
-  }
-  if (!columns.length) {
-    throw new RangeError("Google TabFM takes no column of X_train: every number column is missing in all context rows");
-  }
-  return {
-    xTrain: rowMajor(columns.map((c) => c.train), trainRows.length),
-    xTest: rowMajor(columns.map((c) => c.test), testRows.length),
-    nFeatures: columns.length, featureNames: columns.map((c) => c.name),
-    categoricalIndices: categorical.map((_, j) => j),
-  };
+  const { xTrain, xTest, nFeatures, nCategorical, featureNames } = numericTable(features, trainRows, testRows);
+  return { xTrain, xTest, nFeatures, featureNames,
+    categoricalIndices: Array.from({ length: nCategorical }, (_, j) => j) };
 }

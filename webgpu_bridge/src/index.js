@@ -20,3 +20,9 @@ export { aggregateProba as tabiclAggregateProba, fitMembers as fitTabiclMembers,
 export { PyRandom } from "./tabicl/pyrandom.js";
 export { TabICLMember, loadTabiclWeights } from "./tabicl/model.js";
 export { NO_WEIGHTS as TABICL_NO_WEIGHTS, checkTabiclTask, runTabicl } from "./tabicl/predictor.js";
+// TabPFN v3 and Google TabFM without Python: checkpoints, members, predictors
+export { loadTabfmWeights, tabfmWeightsFor } from "./tabfm/checkpoint.js";
+export { TabFMMember } from "./tabfm/model.js";
+export { NO_WEIGHTS as TABFM_NO_WEIGHTS, checkTabfmTask, runTabfm } from "./tabfm/predictor.js";
+export { loadTabpfnWeights } from "./tabpfn/checkpoint.js";
+export { TabPFNMember } from "./tabpfn/model.js";

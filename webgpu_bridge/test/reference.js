@@ -225,4 +225,6 @@ export const REFERENCES = {
   icl_transformer: (model, d) => refTransformer(model.weights, d),
   tabular_fm: (model, d) => refTabularFM(model.weights, d),
   tabicl: refTabicl,
+  // the other checkpoint models: arenalite.models.predict the same way (weights: a path)
+  tabfm: refTabicl,
 };
