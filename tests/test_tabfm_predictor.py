@@ -127,7 +127,7 @@ def test_nan_in_an_array_is_refused() -> None:
 
 def test_registry_entry() -> None:
     entry = models.registry.entry("tabfm")
-    assert entry["runners"] == ["python"]
+    assert entry["runners"] == ["python", "webgpu"]
     assert models.registry.defaults("tabfm") == {
         "weights": None, "n_estimators": 32, "softmax_temperature": 0.9,
         "average_logits": True, "random_state": 42, "outlier_threshold": 4.0,

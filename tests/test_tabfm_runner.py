@@ -4,7 +4,7 @@ regression/: the task picks one).
 
 ``--model tabfm:weights=DIR`` runs end to end on bundled datasets; a user's mistakes are
 one ``arenalite: error:`` line each: no weights, a missing folder, a classification folder
-on regression data, ``--runner webgpu`` (Google TabFM runs in Python only, for now).
+on regression data. (``--runner webgpu``: tests/test_node_runner_checkpoints.py.)
 """
 
 from __future__ import annotations
@@ -18,8 +18,6 @@ import pytest
 from arenalite import cli, datasets, runner, splits
 
 CKPT = Path(__file__).parent / "data" / "tabfm" / "wrappers" / "checkpoint"
-WEBGPU_ERROR = ("arenalite: error: model 'tabfm' has no webgpu implementation yet; it runs "
-                "in ['python'] (arenalite run --runner python)")
 
 
 @pytest.fixture(scope="module")
@@ -78,5 +76,3 @@ def test_mistakes_are_one_line(split_dir: Path, tmp_path: Path,
     line = error_line(["run", "diabetes", "--model",
                        f"tabfm:weights={CKPT / 'classification'}", *base], capsys)
     assert "is a classification checkpoint, asked for regression" in line
-    assert error_line(["run", "iris", "--model", f"tabfm:weights={CKPT}", "--runner",
-                       "webgpu", *base], capsys) == WEBGPU_ERROR
