@@ -85,14 +85,18 @@ async function interleaved(engine) {
   return out;
 }
 
-/** Forced small limits: chunked columns, token blocks, feed-forwards, split weights; past them one error. */
-async function chunking(engine) {
+/**
+ * Forced small limits: chunked columns, token blocks, feed-forwards, split weights; past them
+ * one error. The chunked run gets a fresh device (`fresh`), so no buffer a bigger run left
+ * behind can hide an out-of-range read.
+ */
+async function chunking(engine, fresh) {
   const f = stageFixture("wide", INDEX);
   const w = weights(f.entry);
   const full = await forward(engine, w, f, options(f));
   const limits = { maxStorageBufferBindingSize: 14000, maxBufferSize: 1 << 20 };
-  const small = await forward(engine, w, f, { ...options(f), limits });
-  const member = await TabFMMember.create(engine, w, { limits });
+  const small = await forward(fresh, w, f, { ...options(f), limits });
+  const member = await TabFMMember.create(fresh, w, { limits });
   const split = [...member.ops.gpu.tensors].filter(([, t]) => t.parts.length > 1).map(([n]) => n);
   let error = null;
   try {
@@ -129,6 +133,6 @@ const report = { adapter: bridge.adapterInfo };
 report.fixtures = await fixtures(engine);
 report.batches = await batches(engine);
 report.interleaved = await interleaved(engine);
-report.chunking = await chunking(engine);
+report.chunking = await chunking(engine, (await Bridge.create({ gpu: create([]) })).engine);
 if (process.argv[3]) report.random = await randomConfigs(engine, process.argv[3]);
 writeFileSync(process.argv[2], JSON.stringify(report));

@@ -52,18 +52,22 @@ export class ColumnStage {
     this.finish(pass, s, { col, rows: cols * N });
   }
 
-  /** Query rows: `cols` columns of `rows` rows in `col` through every block over `cache`. */
-  queries(pass, s, { col, cols, rows, cache }) {
-    this.blocks.forEach(({ mab2 }, b) => this.throughPoints(pass, s, mab2, { col, cols, rows, cache: cache[b] }));
+  /**
+   * Query rows: `cols` columns of `rows` rows in `col` through every block over `cache`
+   * (a context chunk's; these columns from its column `first` on).
+   */
+  queries(pass, s, { col, cols, rows, cache, first = 0 }) {
+    this.blocks.forEach(({ mab2 }, b) => this.throughPoints(pass, s, mab2, { col, cols, rows, cache: cache[b],
+      kOff: first * this.I * this.E }));
     this.finish(pass, s, { col, rows: cols * rows });
   }
 
-  /** mab2: every row of each column attends to its column's hidden points. */
-  throughPoints(pass, s, mab2, { col, cols, rows, cache }) {
+  /** mab2: every row of each column attends to its column's hidden points (from float kOff of the cache). */
+  throughPoints(pass, s, mab2, { col, cols, rows, cache, kOff = 0 }) {
     const { I, E } = this;
     mab2.queries(pass, s, { x: col, rows: cols * rows, q: s.q });
-    mab2.attend(pass, s, { x: col, q: s.q, qBatch: rows * E, qRow: E, k: cache.k, v: cache.v, kBatch: I * E, kRow: E,
-      batches: cols, Tq: rows, keys: I });
+    mab2.attend(pass, s, { x: col, q: s.q, qBatch: rows * E, qRow: E, k: cache.k, v: cache.v, kOff, kBatch: I * E,
+      kRow: E, batches: cols, Tq: rows, keys: I });
     mab2.feedForward(pass, s, { x: col, rows: cols * rows });
   }
 

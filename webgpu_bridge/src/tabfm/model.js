@@ -288,45 +288,57 @@ export class TabFMMember {
 
   /**
    * Column stage `which` (1: the cells embedded chunk by chunk first; 2: the tokens) on R
-   * rows, context (`y` given: filling the cache) or queries (`cache` given).
+   * rows, context (`y` given: filling the cache) or queries (`cache` given). The cache's
+   * chunks are the context's (plan.columns(N)); query rows take each in sub-chunks that
+   * their own row count allows.
    */
   async columnStage(which, { s, x = null, R, H = 0, plan, tokens, context, y = null, cache = null, timer, captured = null }) {
     const stage = which === 1 ? this.column : this.column2;
     const { C, E } = this.dims;
     const total = which === 1 ? plan.d : plan.T;
-    const cols = plan.columns(R, total);
-    const layer = which === 1 ? 0 : 2;
+    const chunk = plan.columns(plan.N, total);
     const fill = cache === null;
+    const sub = fill ? chunk : Math.min(chunk, plan.columns(R, total));
     const made = [];
     const cap = context.captured && fill ? context.captured : captured;
     if (cap && which === 1) cap.cells = new Float32Array(R * plan.d * E);
-    for (let j0 = 0, ch = 0; j0 < total; j0 += cols, ch++) {
-      const n = Math.min(cols, total - j0);
+    for (let j0 = 0, ch = 0; j0 < total; j0 += chunk, ch++) {
+      const n = Math.min(chunk, total - j0);
       const chunkCache = fill ? stage.blocks.map((_, b) => ({
         k: this.engine.buffer(`tabfm.${this.cacheKey}.c${which}.${b}.${ch}.k`, n * stage.I * E * 4),
         v: this.engine.buffer(`tabfm.${this.cacheKey}.c${which}.${b}.${ch}.v`, n * stage.I * E * 4) })) : cache[ch];
       made.push(chunkCache);
-      const move = { blocks: tokens, colbuf: s.colbuf, R, T: plan.T, tokOff: which === 1 ? C : 0, j0, cols: n };
-      if (which === 1) {
-        await timer.stage("embed", (pass) => {
-          this.cells.embed(pass, { x, rows: R, H, d: plan.d, j0, cols: n, cat: context.cat, feat: s.feat, out: s.colbuf });
-          if (fill) this.cells.addTarget(pass, { out: s.colbuf, count: n * R, N: R, y, rowsEmb: s.yemb });
-        });
-        if (cap) scatterColumns(cap.cells, await this.engine.read(s.colbuf, n * R * E), { R, cols: n, j0, total, E });
+      for (let first = 0; first < n; first += sub) {
+        const part = { j0: j0 + first, cols: Math.min(sub, n - first), first, chunkCache };
+        await this.columnPart(which, stage, part, { s, x, R, H, plan, tokens, context, y, fill, cap, total, timer });
       }
-      await timer.stage(layer, (pass) => {
-        if (which === 2) this.moveColumns(pass, move);
-        if (fill) {
-          stage.context(pass, s.col, { col: s.colbuf, cols: n, N: R, cache: chunkCache, qInd: context.qInd[which],
-            hidden: s.hidden });
-        } else {
-          stage.queries(pass, s.col, { col: s.colbuf, cols: n, rows: R, cache: chunkCache });
-        }
-        this.moveColumns(pass, { ...move, back: true });
-      });
     }
     if (cap) cap[which === 1 ? "column" : "column_2"] = await this.readTokens(tokens, plan.T, which === 1 ? C : 0);
     return made;
+  }
+
+  /** Columns j0 … j0 + cols − 1 through a column stage (columnStage's one chunk or sub-chunk). */
+  async columnPart(which, stage, { j0, cols, first, chunkCache }, { s, x, R, H, plan, tokens, context, y, fill, cap,
+    total, timer }) {
+    const { C, E } = this.dims;
+    const move = { blocks: tokens, colbuf: s.colbuf, R, T: plan.T, tokOff: which === 1 ? C : 0, j0, cols };
+    if (which === 1) {
+      await timer.stage("embed", (pass) => {
+        this.cells.embed(pass, { x, rows: R, H, d: plan.d, j0, cols, cat: context.cat, feat: s.feat, out: s.colbuf });
+        if (fill) this.cells.addTarget(pass, { out: s.colbuf, count: cols * R, N: R, y, rowsEmb: s.yemb });
+      });
+      if (cap) scatterColumns(cap.cells, await this.engine.read(s.colbuf, cols * R * E), { R, cols, j0, total, E });
+    }
+    await timer.stage(which === 1 ? 0 : 2, (pass) => {
+      if (which === 2) this.moveColumns(pass, move);
+      if (fill) {
+        stage.context(pass, s.col, { col: s.colbuf, cols, N: R, cache: chunkCache, qInd: context.qInd[which],
+          hidden: s.hidden });
+      } else {
+        stage.queries(pass, s.col, { col: s.colbuf, cols, rows: R, cache: chunkCache, first });
+      }
+      this.moveColumns(pass, { ...move, back: true });
+    });
   }
 
   /** CLS tokens into every row, then row stage 1 in place on the token blocks. */
