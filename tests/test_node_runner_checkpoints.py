@@ -3,8 +3,9 @@ TABLE --runner webgpu --model tabpfn:weights=PATH`` (and ``tabfm:weights=FOLDER`
 ``--runner python`` on the same persisted split file of a table with text and missing
 cells, within 1e-4 on the scores; the results rows' telemetry (T_embed, one time per layer
 with its GPU timestamp, T_head, their sum the fold's time). The committed random-weight
-fixtures (tests/data/tabpfn/classifier_small.ckpt, tests/data/tabfm/small: its
-classification/ and regression/ folders, the task picks), 2 members: SwiftShader is slow.
+fixtures (tests/data/tabpfn/classifier_small.ckpt and regressor_small.ckpt,
+tests/data/tabfm/small: its classification/ and regression/ folders, the task picks), 2
+members: SwiftShader is slow.
 A model runs here once its registry entry lists the ``webgpu`` runner (the bridge has it).
 """
 
@@ -22,12 +23,13 @@ from node_harness import require_swiftshader
 from test_node_runner_tables import read, write_table
 
 DATA = Path(__file__).parent / "data"
-WEIGHTS = {"tabpfn": DATA / "tabpfn" / "classifier_small.ckpt",
-           "tabfm": DATA / "tabfm" / "small"}
-TASKS = {"tabpfn": ["binary", "multiclass"], "tabfm": ["binary", "multiclass", "regression"]}
+WEIGHTS = {("tabpfn", "binary"): DATA / "tabpfn" / "classifier_small.ckpt",
+           ("tabpfn", "multiclass"): DATA / "tabpfn" / "classifier_small.ckpt",
+           ("tabpfn", "regression"): DATA / "tabpfn" / "regressor_small.ckpt",
+           **{("tabfm", task): DATA / "tabfm" / "small"
+              for task in ("binary", "multiclass", "regression")}}
 TOL = 1e-4
-CASES = [(name, task) for name in WEIGHTS if "webgpu" in registry.runners(name)
-         for task in TASKS[name]]
+CASES = [case for case in WEIGHTS if "webgpu" in registry.runners(case[0])]
 pytestmark = [pytest.mark.needs_processes, pytest.mark.slow]
 
 
@@ -47,7 +49,7 @@ def test_node_runner_equals_the_python_runner_on_a_table(name: str, task: str, t
     splits_dir = tmp_path / "splits"
     flags = ["--target", "y", "--leakage-columns", "id"]
     run_cli(["splits", str(path), *flags, "--n-repeats", "1", "-o", str(splits_dir)], capsys)
-    spec = f"{name}:weights={WEIGHTS[name]},n_estimators=2"
+    spec = f"{name}:weights={WEIGHTS[name, task]},n_estimators=2"
     argv = ["run", str(path), *flags, "--splits-dir", str(splits_dir), "--model", spec]
     run_cli([*argv, "--runner", "webgpu", "--vulkan-icd", str(icd), "-o", str(tmp_path / "web")],
             capsys)

@@ -6,7 +6,7 @@ checkpoints only, tests/data/tabpfn).
 to end on bundled datasets (the classifier's checkpoint on binary and multiclass data, the
 regressor's on regression); missing cells go in as they are. A user's mistakes are one
 ``arenalite: error:`` line each: no weights, a missing file, a classifier on regression
-data, ``--runner webgpu`` (tabpfn runs in Python only, for now), a datetime column; text
+data, a datetime column (``--runner webgpu``: tests/test_node_runner_checkpoints.py); text
 and category columns go in as the package takes them (tests/test_tabpfn_frames.py).
 """
 
@@ -25,8 +25,6 @@ from arenalite.models import registry
 DATA = Path(__file__).parent / "data" / "tabpfn"
 CLASSIFIER = DATA / "classifier_small.ckpt"
 REGRESSOR = DATA / "regressor_small.ckpt"
-WEBGPU_ERROR = ("arenalite: error: model 'tabpfn' has no webgpu implementation yet; it runs "
-                "in ['python'] (arenalite run --runner python)")
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +49,7 @@ def error_line(argv: list[str], capsys: pytest.CaptureFixture) -> str:
 
 def test_registry_entry() -> None:
     entry = registry.entry("tabpfn")
-    assert entry["runners"] == ["python"] and entry["encoding"] == "tabpfn"
+    assert entry["runners"] == ["python", "webgpu"] and entry["encoding"] == "tabpfn"
     assert registry.defaults("tabpfn") == {"weights": None, "n_estimators": None,
                                            "softmax_temperature": None, "random_state": 0,
                                            "average_before_softmax": False,
@@ -154,5 +152,3 @@ def test_mistakes_are_one_line(split_dir: Path, tmp_path: Path,
     line = error_line(["run", "diabetes", "--model", f"tabpfn:weights={CLASSIFIER}", *base],
                       capsys)
     assert "is a TabPFN v3 classifier; task 'regression' needs" in line
-    assert error_line(["run", "iris", "--model", f"tabpfn:weights={CLASSIFIER}", "--runner",
-                       "webgpu", *base], capsys) == WEBGPU_ERROR

@@ -144,7 +144,6 @@ def test_page_runs_models_and_downloads_the_runner_table(site: Path, served: str
             [i.id, i.type, i.getAttribute("min"), i.getAttribute("max"), i.value])""")
         disabled = page.eval_on_selector_all("#model-list input:disabled",
                                              "is => is.map(i => i.id)")
-        elsewhere = page.inner_text("#elsewhere-tabpfn")
         for name in datasets.names():
             page.set_checked(f"#ds-{name}", name in RUN)
         for name in models.WEBGPU_MODELS:  # tabular_fm has its own, smaller run below
@@ -166,13 +165,13 @@ def test_page_runs_models_and_downloads_the_runner_table(site: Path, served: str
         chart_bars = page.locator("#chart svg rect.chart-bar").count()
         blocked = list(browser.blocked)
     assert errors == [] and blocked == [], (errors, blocked)
-    # the model list and its inputs come from the registry
-    python_only = [m for m in models.MODELS if m not in models.WEBGPU_MODELS]
-    assert python_only == ["tabpfn", "tabfm"]
-    assert [f[0] for f in form if f[1] == "checkbox"] == [
-        f"use-{m}" for m in [*models.WEBGPU_MODELS, *python_only]]
-    assert disabled == ["use-tabpfn", "use-tabfm"]  # listed, with where it runs, not selectable
-    assert "Not on WebGPU yet: tabpfn runs in the python runner" in elsewhere
+    # the model list and its inputs come from the registry (every model runs on WebGPU since
+    # issue 44; a boolean parameter is a checkbox)
+    assert list(models.WEBGPU_MODELS) == list(models.MODELS)
+    assert [f[0] for f in form if f[1] == "checkbox" and f[0].startswith("use-")] == [
+        f"use-{m}" for m in models.WEBGPU_MODELS]
+    assert disabled == []
+    assert ["tabfm-average_logits", "checkbox", None, None, "on"] in form
     assert ["knn-k", "number", "1", "64", "5"] in form
     assert ["attention-temperature", "number", "0", None, ""] in form
     assert progress == [[N_SPLITS, N_SPLITS]] * (len(RUN) * len(MODELS))

@@ -9,6 +9,8 @@ import { checkLimits, checkModel, checkTask, modelEntry, modelLabel } from "./mo
 import { loadTabfmWeights } from "./tabfm/checkpoint.js";
 import { NO_WEIGHTS as TABFM_NO_WEIGHTS, runTabfm } from "./tabfm/predictor.js";
 import { loadTabiclWeights } from "./tabicl/model.js";
+import { loadTabpfnWeights } from "./tabpfn/checkpoint.js";
+import { NO_WEIGHTS as TABPFN_NO_WEIGHTS, runTabpfn } from "./tabpfn/predictor.js";
 import { NO_WEIGHTS as TABICL_NO_WEIGHTS, runTabicl } from "./tabicl/predictor.js";
 import { loadFmWeights, runTabularFM } from "./tabular_fm.js";
 import { runTransformer } from "./transformer.js";
@@ -30,6 +32,8 @@ export const IMPLEMENTATIONS = {
   tabular_fm: { run: runTabularFM, loadWeights: loadFmWeights },
   tabicl: { run: runTabicl, loadWeights: loadTabiclWeights, noWeights: TABICL_NO_WEIGHTS,
     describe: describeTabicl },
+  tabpfn: { run: runTabpfn, loadWeights: loadTabpfnWeights, noWeights: TABPFN_NO_WEIGHTS,
+    describe: describeTabpfn },
   // a table's leading categorical columns (its encoding, tabfm's numericTable) are d.nCategorical
   tabfm: { run: (engine, model, d, options) => runTabfm(engine, model,
     { ...d, nCategorical: d.categoricalIndices?.length ?? 0 }, options),
@@ -42,6 +46,13 @@ export function parameterCount(weights) {
   let n = 0;
   for (const t of weights.tensors.values()) n += t.length;
   return n;
+}
+
+function describeTabpfn({ config: c }) {
+  const kind = c.max_num_classes > 0 ? `classifier (max_num_classes ${c.max_num_classes})`
+    : `regressor (${c.num_buckets} buckets)`;
+  return `TabPFN v3 ${kind}, embed_dim ${c.embed_dim}, ${c.feat_agg_num_blocks} row blocks + ` +
+    `${c.nlayers} ICL layers`;
 }
 
 function describeTabfm(w) {

@@ -26,3 +26,4 @@ export { TabFMMember } from "./tabfm/model.js";
 export { NO_WEIGHTS as TABFM_NO_WEIGHTS, checkTabfmTask, runTabfm } from "./tabfm/predictor.js";
 export { loadTabpfnWeights } from "./tabpfn/checkpoint.js";
 export { TabPFNMember } from "./tabpfn/model.js";
+export { NO_WEIGHTS as TABPFN_NO_WEIGHTS, checkTabpfnTask, runTabpfn } from "./tabpfn/predictor.js";

@@ -226,5 +226,6 @@ export const REFERENCES = {
   tabular_fm: (model, d) => refTabularFM(model.weights, d),
   tabicl: refTabicl,
   // the other checkpoint models: arenalite.models.predict the same way (weights: a path)
+  tabpfn: refTabicl,
   tabfm: refTabicl,
 };

@@ -14,11 +14,9 @@ const PYTHON = new URL("../../pkg/arenalite/models/registry.json", import.meta.u
 test("the bridge reads the registry file of arenalite.models", () => {
   const all = JSON.parse(readFileSync(PYTHON, "utf8")).models;
   assert.deepEqual(REGISTRY, all.filter((e) => (e.runners ?? ["webgpu"]).includes("webgpu")));
-  // a model runs here once its bridge port passes its parity tests (issue 44: tabfm); the
-  // rest run in Python only until theirs
-  assert.deepEqual(MODELS, ["knn", "attention", "icl_transformer", "tabular_fm", "tabicl", "tabfm"]);
-  assert.deepEqual(all.filter((e) => !MODELS.includes(e.name)).map((e) => [e.name, e.runners]),
-    [["tabpfn", ["python"]]]);
+  // every model runs here since the bridge ports of tabpfn and tabfm (issue 44)
+  assert.deepEqual(MODELS, ["knn", "attention", "icl_transformer", "tabular_fm", "tabicl", "tabpfn", "tabfm"]);
+  assert.deepEqual(all.filter((e) => !MODELS.includes(e.name)), []);
 });
 
 test("tabicl: its checkpoint is the user's (no default file), its defaults from the registry", () => {
