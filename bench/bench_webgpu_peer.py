@@ -541,9 +541,250 @@ def run_tabicl(args) -> int:
     return 0
 
 
+# --- TabPFN v3 and Google TabFM (--model tabpfn | tabfm) --------------------------------------
+
+CHECKPOINT_MODELS = {
+    "tabpfn": {"title": "TabPFN v3 (the package's default classifier: embed 128, 24 ICL layers, "
+                        "53.0 M parameters)",
+               "dir": ROOT / "build" / "tabpfn_peer", "weights": "tabpfn_v3_random.safetensors",
+               "prefix": "tabpfn_v3", "module": "tabpfn", "member": "TabPFNMember",
+               "loader": "loadTabpfnWeights",
+               "export": ".venv-bench/bin/python scripts/export_tabpfn_onnx.py",
+               # the exported graph's inputs: X [n + m, 1, h], y_train [n, 1]
+               "x_dims": "[n + m, 1, h]", "y_dims": "[n, 1]"},
+    "tabfm": {"title": "Google TabFM (v1.0.0 widths: embed 256, ICL width 2,048; 2 of its 24 "
+                       "ICL blocks, 162 M parameters: scripts/export_tabfm_onnx.py says why)",
+              "dir": ROOT / "build" / "tabfm_peer", "weights": "tabfm_v1_random.safetensors",
+              "prefix": "tabfm_v1", "module": "tabfm", "member": "TabFMMember",
+              "loader": "loadTabfmWeights",
+              "export": ".venv-tabfm/bin/python scripts/export_tabfm_onnx.py",
+              "x_dims": "[1, n + m, h]", "y_dims": "[1, n]"},
+}
+CHECKPOINT_SHAPES = [(128, 48, 4), (512, 128, 16)]
+
+CHECKPOINT_PAGE = PAGE_HEAD + """
+import { __MEMBER__ } from "/bridge/__MODULE__/model.js";
+import { __LOADER__ } from "/bridge/__MODULE__/checkpoint.js";
+import { StageTimer } from "/bridge/timing.js";
+window.bridge = await Bridge.create();
+const engine = window.bridge.engine, queue = engine.device.queue;
+const bytes = new Uint8Array(await (await fetch("/model/__WEIGHTS__")).arrayBuffer());
+const member = await __MEMBER__.create(engine, await __LOADER__({ bytes, name: "__WEIGHTS__" }));
+const names = member.layerNames();
+// What one member's call costs, per stage (embed, each layer's name without its index,
+// head): dispatches, compute passes, submits and bytes written to the GPU.
+let tally = null, bucket = "outside stages";
+const bump = (key, by = 1) => {
+  if (!tally) return;
+  tally[bucket] ??= { dispatches: 0, passes: 0, submits: 0, bytes: 0 };
+  tally[bucket][key] += by;
+};
+const beginPass = GPUCommandEncoder.prototype.beginComputePass;
+GPUCommandEncoder.prototype.beginComputePass = function (...a) {
+  bump("passes");
+  return beginPass.apply(this, a);
+};
+const dispatch = engine.dispatch.bind(engine);
+engine.dispatch = (...a) => { bump("dispatches"); return dispatch(...a); };
+const write = queue.writeBuffer.bind(queue);
+queue.writeBuffer = (buffer, offset, data, dataOffset = 0, size) => {
+  bump("bytes", size ?? (data.byteLength - dataOffset));
+  return size === undefined ? write(buffer, offset, data, dataOffset)
+    : write(buffer, offset, data, dataOffset, size);
+};
+const submit = queue.submit.bind(queue);
+queue.submit = (buffers) => { bump("submits"); return submit(buffers); };
+const stage = StageTimer.prototype.stage;
+StageTimer.prototype.stage = async function (which, record) {
+  const before = bucket;
+  bucket = typeof which === "number" ? names[which].replace(/[ .]\\d+$/, "") : which;
+  try { return await stage.call(this, which, record); } finally { bucket = before; }
+};
+window.runShape = async ({n, m, h, file, x, y, runs, warmups, engines}) => {
+  const xAll = Float32Array.from(x), yTrain = Float32Array.from(y);
+  const xTrain = xAll.subarray(0, n * h), xTest = xAll.subarray(n * h);
+  const result = {};
+  if (engines.includes("ours")) {
+    let counts = null;
+    const call = async () => {
+      tally = {};
+      const timer = member.timer();
+      const context = await member.fitContext(xTrain, yTrain, { timer });
+      const { output } = await member.queryBatches(context, xTest, { batchRows: m, timer });
+      const timings = await timer.finish();
+      counts = tally;
+      tally = null;
+      return { output, timings };
+    };
+    const t = await timeIt("ours", call, runs, warmups);
+    result.ours = { times: t.times, out: Array.from(t.out.output), names,
+      timings: t.outs.map((o) => o.timings), counts };
+  }
+  for (const ep of ["webgpu", "wasm"]) {
+    if (!engines.includes(ep)) continue;
+    const t0 = performance.now();
+    const session = await ort.InferenceSession.create(`/model/${file}`,
+      { executionProviders: [ep] });
+    console.log(`ORT ${ep}: session created in ${(performance.now() - t0).toFixed(0)} ms`);
+    const feeds = () => ({ X: new ort.Tensor("float32", xAll, __X_DIMS__),
+      y_train: new ort.Tensor("float32", yTrain, __Y_DIMS__) });
+    const t = await timeIt(`ORT ${ep}`, async () =>
+      await (await session.run(feeds())).logits.getData(), runs, warmups);
+    result[ep] = { times: t.times, out: Array.from(t.out) };
+    await session.release();
+  }
+  return result;
+};
+window.peerReady = true;
+</script>"""
+
+
+def checkpoint_numpy(name: str, spec: dict):
+    """The numpy side: (model, one call → (logits, {stage: ms}))."""
+    sys.path.insert(0, str(ROOT / "pkg"))
+    if name == "tabfm":
+        from arenalite.models.tabfm.model import forward, load
+        model = load(spec["dir"] / spec["weights"])
+
+        def call(x, y, n):
+            out, t = forward(model, x[:n], y.astype(np.int64), x[n:])
+            return out, {"cells": t["cells"], "column": sum(t["column"]), "row": sum(t["row"]),
+                         "icl": sum(t["icl"]), "decoder": t["decoder"]}
+        return model, call
+    import bench_tabpfn
+    from arenalite.models.tabpfn.model import forward, load
+    model = load(spec["dir"] / spec["weights"])
+    clock = bench_tabpfn.StageClock()
+    bench_tabpfn.time_numpy_stages(clock)
+
+    def call(x, y, n):
+        clock.reset()
+        out = forward(model, x[:n], y, x[n:])
+        return out, {k: v * 1e3 for k, v in clock.seconds.items()}
+    return model, call
+
+
+def checkpoint_tables(name: str, c: dict) -> tuple[str, list[str], list[str]]:
+    """One shape's row of the speed table, its per-stage table and its counts table."""
+    r = c["res"]
+    med = {k: float(np.median(v["times"])) for k, v in r.items()}
+    outs = {k: np.asarray(v["out"], dtype=np.float64).reshape(c["m"], -1) for k, v in r.items()}
+    fmt = lambda k: f"{med[k]:,.0f}" if k in med else "not run"  # noqa: E731
+    ratio = lambda a, b: f"{med[a] / med[b]:.2f}" if a in med and b in med else "—"  # noqa: E731
+    ref = "ours" if "ours" in outs else "numpy"
+    diffs = " / ".join(f"{np.abs(outs[k] - outs[ref]).max():.1e}" if k in outs and k != ref
+                       else "—" for k in ("webgpu", "wasm", "numpy"))
+    line = (f"| {c['n']} + {c['m']} × {c['h']} | {c['warmups']} + {c['runs']} "
+            + "".join(f"| {fmt(k)} " for k in ("ours", "webgpu", "wasm", "numpy"))
+            + f"| {ratio('ours', 'webgpu')} | {ratio('ours', 'numpy')} | {diffs} "
+            f"| {np.abs(outs[ref] - c['torch']).max():.1e} |")
+    stages = ["", f"Per-stage median wall ms at {c['n']} + {c['m']} × {c['h']}:", ""]
+    if "ours" in r:
+        runs = r["ours"]["timings"]
+        labels = ["embed", *r["ours"]["names"], "head"]
+        per = [[t["embed"], *t["layers"], t["head"]] for t in runs]
+        gpu = [[g["embed"], *g["layers"], g["head"]] for g in (t.get("gpu") for t in runs) if g]
+        stages += ["| ours: stage | wall ms | GPU ms |", "|---|---:|---:|"]
+        for i, label in enumerate(labels):
+            g = f"{np.median([p[i] for p in gpu]):,.1f}" if gpu else "—"
+            stages.append(f"| {label} | {np.median([p[i] for p in per]):,.1f} | {g} |")
+        total = sum(np.median([p[i] for p in per]) for i in range(len(labels)))
+        stages += [f"| **sum** | **{total:,.1f}** | |", ""]
+    numpy_stages = r["numpy"]["stages"]
+    stages += ["| numpy: stage | ms |", "|---|---:|"] + [
+        f"| {k} | {np.median([s[k] for s in numpy_stages]):,.1f} |" for k in numpy_stages[0]]
+    counts = []
+    if "ours" in r:
+        t = r["ours"]["counts"]
+        counts = ["", f"One member's call at {c['n']} + {c['m']} × {c['h']} (ours): dispatches / "
+                  "compute passes / submits / bytes written to the GPU, per stage:", "",
+                  "| stage | dispatches | passes | submits | KiB written |",
+                  "|---|---:|---:|---:|---:|"]
+        for b in [*t, "total"]:
+            rows = list(t.values()) if b == "total" else [t[b]]
+            got = {k: sum(x.get(k, 0) for x in rows) for k in ("dispatches", "passes", "submits",
+                                                               "bytes")}
+            label = f"**{b}**" if b == "total" else b
+            counts.append(f"| {label} | {got['dispatches']:,} | {got['passes']:,} | "
+                          f"{got['submits']:,} | {got['bytes'] / 1024:,.1f} |")
+    return line, stages, counts
+
+
+def run_checkpoint(args) -> int:
+    name = args.model
+    spec = CHECKPOINT_MODELS[name]
+    shapes = [tuple(int(v) for v in s.split("x")) for s in args.checkpoint_shapes.split(",")]
+    shapes = (shapes if args.shapes == "all" else shapes[:1])[args.skip:]
+    engines = [e for e in args.engines.split(",") if e and e != "base"]
+    graph = lambda n, m, h: f"{spec['prefix']}_{n}_{m}_{h}"  # noqa: E731 (the export's names)
+    needs = [spec["dir"] / spec["weights"]] + [spec["dir"] / f"{graph(*s)}.npz" for s in shapes]
+    if {"webgpu", "wasm"} & set(engines):
+        needs += [ORT_DIST] + [spec["dir"] / f"{graph(*s)}.onnx" for s in shapes]
+    for need in needs:
+        if not need.exists():
+            sys.exit(f"bench_webgpu_peer: {need} is missing (npm ci in webgpu_bridge; "
+                     f"{spec['export']} --shapes "
+                     f"{' '.join('x'.join(map(str, s)) for s in shapes)} for the weights and "
+                     "graphs)")
+    _, numpy_call = checkpoint_numpy(name, spec)
+    cases = []
+    for n, m, h in shapes:  # numpy first, alone (the machine's cores are few)
+        z = np.load(spec["dir"] / f"{graph(n, m, h)}.npz")
+        x, y = z["x"], z["y"]
+        times, stages = [], []
+        for i in range(args.warmups + args.runs):
+            t0 = time.perf_counter()
+            out, st = numpy_call(x, y, n)
+            ms = (time.perf_counter() - t0) * 1e3
+            print(f"  numpy {n} + {m} x {h}: {'warm-up' if i < args.warmups else 'run'} "
+                  f"{ms:.1f} ms", flush=True)
+            if i >= args.warmups:
+                times.append(ms)
+                stages.append(st)
+        cases.append({"n": n, "m": m, "h": h, "x": x, "y": y, "runs": args.runs,
+                      "warmups": args.warmups, "torch": z["torch"].reshape(m, -1),
+                      "res": {"numpy": {"times": times, "out": out, "stages": stages}}})
+    adapter = "(no browser run)"
+    if engines:
+        html = CHECKPOINT_PAGE
+        for key, value in {"__MEMBER__": spec["member"], "__MODULE__": spec["module"],
+                           "__LOADER__": spec["loader"], "__WEIGHTS__": spec["weights"],
+                           "__X_DIMS__": spec["x_dims"], "__Y_DIMS__": spec["y_dims"]}.items():
+            html = html.replace(key, value)
+        with bench_page(html, {"/model/": spec["dir"]}) as (page, adapter):
+            info = page.evaluate("() => window.bridge.adapterInfo")
+            if args.require_hardware and (info["isFallbackAdapter"]
+                                          or info["architecture"] == "swiftshader"):
+                sys.exit(f"bench_webgpu_peer: Chromium found only a software adapter "
+                         f"({adapter}); no GPU figures from it (check the GPU flags)")
+            for c in cases:
+                res = page.evaluate("(a) => window.runShape(a)", {
+                    "n": c["n"], "m": c["m"], "h": c["h"],
+                    "file": f"{graph(c['n'], c['m'], c['h'])}.onnx",
+                    "x": c["x"].ravel().tolist(), "y": c["y"].tolist(), "runs": c["runs"],
+                    "warmups": c["warmups"], "engines": engines})
+                c["res"].update(res)
+                print(json.dumps({k: v["times"] for k, v in c["res"].items()}), flush=True)
+    lines = [f"Adapter: {adapter}; {spec['title']}, random weights, one member's raw forward "
+             "(float32); median wall ms of the timed runs after the warm-up calls; max diff = "
+             "largest |logit difference| (10 logits, 3 classes in the targets).", "",
+             "| shape | warm-ups + runs | ours (WebGPU) | ORT-Web webgpu | ORT-Web wasm | numpy "
+             "| ours / ORT webgpu | ours / numpy | max diff from ours: webgpu / wasm / numpy "
+             "| ours vs torch |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---|---|"]
+    details = []
+    for c in cases:
+        line, stages, counts = checkpoint_tables(name, c)
+        lines.append(line)
+        details += stages + counts
+    write_table(f"peer_{name}.md", lines + details)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--model", choices=["tabular_fm", "tabicl"], default="tabular_fm")
+    ap.add_argument("--model", choices=["tabular_fm", "tabicl", "tabpfn", "tabfm"],
+                    default="tabular_fm")
     ap.add_argument("--runs", type=int, help="timed runs (default 20; tabicl 2)")
     ap.add_argument("--large-runs", type=int,
                     help="timed runs at 1024 + 256 rows (default 5; tabicl 2: on a software "
@@ -565,6 +806,10 @@ def main(argv: list[str] | None = None) -> int:
                     default=",".join("x".join(map(str, s)) for s in TABICL_SHAPES),
                     help="tabicl: the shapes, NxMxH (context rows x query rows x features), "
                          "comma-separated; --shapes small keeps the first")
+    ap.add_argument("--checkpoint-shapes",
+                    default=",".join("x".join(map(str, s)) for s in CHECKPOINT_SHAPES),
+                    help="tabpfn, tabfm: the shapes, NxMxH, comma-separated (graphs from "
+                         "scripts/export_tabpfn_onnx.py / export_tabfm_onnx.py)")
     ap.add_argument("--torch-device", help="tabicl: also time the package's torch forward "
                     "on this device (cuda, cpu), in --torch-python")
     ap.add_argument("--torch-python", help="an interpreter with torch and the tabicl package")
@@ -577,11 +822,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.torch_device and not args.torch_python:
         ap.error("--torch-device needs --torch-python (an interpreter with torch and tabicl)")
     defaults = ({"runs": 2, "large_runs": 2, "warmups": 1, "large_warmups": 1}
-                if args.model == "tabicl" else
+                if args.model in ("tabicl", "tabpfn", "tabfm") else
                 {"runs": 20, "large_runs": 5, "warmups": 2, "large_warmups": 2})
     for k, v in defaults.items():
         if getattr(args, k) is None:
             setattr(args, k, v)
+    if args.model in CHECKPOINT_MODELS:
+        return run_checkpoint(args)
     return run_tabicl(args) if args.model == "tabicl" else run_tabular_fm(args)
 
 
