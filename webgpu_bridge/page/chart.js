@@ -18,7 +18,7 @@ function el(name, attrs = {}, text = null) {
 }
 
 /** A label that fits the chart's label column: cut with "…" (the full text in its <title>). */
-function label(x, y, text, max = 25) {
+function label(x, y, text, max = 23) {
   const shown = text.length > max ? `${text.slice(0, max - 1)}…` : text;
   const node = el("text", { x, y, "text-anchor": "end", class: "chart-label" }, shown);
   if (shown !== text) node.append(el("title", {}, text));

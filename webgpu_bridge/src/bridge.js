@@ -59,8 +59,8 @@ function describeTabfm(w) {
   if (!w.config) return "Google TabFM checkpoint folders (the task picks classification/ or regression/)";
   const c = w.config;
   const kind = c.is_classifier ? `classifier (max_classes ${c.max_classes})` : "regressor";
-  return `Google TabFM ${kind}, embed_dim ${c.embed_dim}, ${c.col_num_blocks} + ${c.col_num_blocks} ` +
-    `column and ${c.row_num_blocks} + ${c.row_num_blocks} row blocks, ${c.icl_num_blocks} ICL blocks`;
+  return `Google TabFM ${kind}, embed_dim ${c.embed_dim}, two column stages of ${c.col_num_blocks} ` +
+    `and two row stages of ${c.row_num_blocks} blocks, ${c.icl_num_blocks} ICL blocks`;
 }
 
 function describeTabicl({ config: c }) {
