@@ -623,8 +623,13 @@ window.runShape = async ({n, m, h, file, x, y, runs, warmups, engines}) => {
   for (const ep of ["webgpu", "wasm"]) {
     if (!engines.includes(ep)) continue;
     const t0 = performance.now();
-    const session = await ort.InferenceSession.create(`/model/${file}`,
-      { executionProviders: [ep] });
+    let session;
+    try {
+      session = await ort.InferenceSession.create(`/model/${file}`, { executionProviders: [ep] });
+    } catch (err) {  // a graph ORT-Web refuses: said in the table, no figure
+      result[ep] = { error: String(err.message ?? err).split("\n")[0] };
+      continue;
+    }
     console.log(`ORT ${ep}: session created in ${(performance.now() - t0).toFixed(0)} ms`);
     const feeds = () => ({ X: new ort.Tensor("float32", xAll, __X_DIMS__),
       y_train: new ort.Tensor("float32", yTrain, __Y_DIMS__) });
@@ -666,10 +671,12 @@ def checkpoint_numpy(name: str, spec: dict):
 
 def checkpoint_tables(name: str, c: dict) -> tuple[str, list[str], list[str]]:
     """One shape's row of the speed table, its per-stage table and its counts table."""
-    r = c["res"]
+    refused = {k: v["error"] for k, v in c["res"].items() if "error" in v}
+    r = {k: v for k, v in c["res"].items() if "error" not in v}
     med = {k: float(np.median(v["times"])) for k, v in r.items()}
     outs = {k: np.asarray(v["out"], dtype=np.float64).reshape(c["m"], -1) for k, v in r.items()}
-    fmt = lambda k: f"{med[k]:,.0f}" if k in med else "not run"  # noqa: E731
+    fmt = lambda k: (f"{med[k]:,.0f}" if k in med  # noqa: E731
+                     else "refused" if k in refused else "not run")
     ratio = lambda a, b: f"{med[a] / med[b]:.2f}" if a in med and b in med else "—"  # noqa: E731
     ref = "ours" if "ours" in outs else "numpy"
     diffs = " / ".join(f"{np.abs(outs[k] - outs[ref]).max():.1e}" if k in outs and k != ref
@@ -678,7 +685,9 @@ def checkpoint_tables(name: str, c: dict) -> tuple[str, list[str], list[str]]:
             + "".join(f"| {fmt(k)} " for k in ("ours", "webgpu", "wasm", "numpy"))
             + f"| {ratio('ours', 'webgpu')} | {ratio('ours', 'numpy')} | {diffs} "
             f"| {np.abs(outs[ref] - c['torch']).max():.1e} |")
-    stages = ["", f"Per-stage median wall ms at {c['n']} + {c['m']} × {c['h']}:", ""]
+    stages = [f"ORT-Web {k} refused the graph at {c['n']} + {c['m']} × {c['h']}: {why}"
+              for k, why in refused.items()]
+    stages += ["", f"Per-stage median wall ms at {c['n']} + {c['m']} × {c['h']}:", ""]
     if "ours" in r:
         runs = r["ours"]["timings"]
         labels = ["embed", *r["ours"]["names"], "head"]
@@ -764,7 +773,8 @@ def run_checkpoint(args) -> int:
                     "x": c["x"].ravel().tolist(), "y": c["y"].tolist(), "runs": c["runs"],
                     "warmups": c["warmups"], "engines": engines})
                 c["res"].update(res)
-                print(json.dumps({k: v["times"] for k, v in c["res"].items()}), flush=True)
+                print(json.dumps({k: v.get("times", v.get("error"))
+                                  for k, v in c["res"].items()}), flush=True)
     lines = [f"Adapter: {adapter}; {spec['title']}, random weights, one member's raw forward "
              "(float32); median wall ms of the timed runs after the warm-up calls; max diff = "
              "largest |logit difference| (10 logits, 3 classes in the targets).", "",

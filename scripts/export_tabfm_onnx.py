@@ -43,6 +43,11 @@ onnxruntime or computes something else:
   ``row_interactor``) and to ``RoPE.rotate`` alone (4.9 on a random input; 4.8e-7 with the
   change).
 
+* ``aten::isinf`` / ``aten::isfinite`` (the entry's ``nan_to_num``) become ``IsInf`` on the
+  float32 input: the exporter's own symbolic casts to float64 first, which ORT-Web's
+  WebGPU provider does not take (``Provider type for Cast node … is not set`` at session
+  creation, as for TabPFN's graph).
+
 Where ``torch.onnx.export`` fails, the exception and its traceback are printed and the
 script exits 1 (nothing is written for that shape).
 
@@ -131,6 +136,21 @@ def patch_rope() -> None:
     tabfm_model.RoPE.rotate = rotate
 
 
+def register_symbolics() -> None:
+    """``aten::isinf`` / ``aten::isfinite`` as ``IsInf`` on the float32 input (module
+    docstring)."""
+    from torch.onnx import register_custom_op_symbolic
+
+    def isinf(g, x):
+        return g.op("IsInf", x)
+
+    def isfinite(g, x):
+        return g.op("Not", g.op("Or", g.op("IsInf", x), g.op("IsNaN", x)))
+
+    register_custom_op_symbolic("aten::isinf", isinf, 17)
+    register_custom_op_symbolic("aten::isfinite", isfinite, 17)
+
+
 def build(icl_blocks: int, chunked: bool = False):
     from tabfm.src.pytorch.tabfm_v1_0_0 import TabFM_HF
 
@@ -166,6 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.chunked:
         patch_row_output()
         patch_rope()
+        register_symbolics()
     ck, model = build(args.icl_blocks, args.chunked)
     path = checkpoint.write_safetensors(ck, args.out / WEIGHTS)
     n_params = sum(v.size for v in ck.tensors.values())

@@ -34,6 +34,10 @@ supported``, in this order:
 ``register_symbolics`` gives each as the ONNX operators that compute it (``IsInf`` with one
 sign; masked ``ReduceSum`` over the count; ``x · 1/√(mean(x²) + eps) · weight``), so the
 graph is the package's forward operator for operator; ``--unpatched`` shows the failure.
+It also gives ``aten::isinf`` / ``aten::isfinite`` as ``IsInf`` on the float32 input: the
+exporter's own symbolic casts to float64 first, and ORT-Web refuses that graph at session
+creation (``Provider type for Cast node with name '/m/Cast_4' is not set``: the WebGPU
+provider takes no float64).
 The check prints onnxruntime CPU against torch and torch against numpy (max |diff|: 3.6e-7
 and 3.6e-7 at 128 + 48 × 4) and the graph's operator types. Where ``torch.onnx.export``
 fails, the exception is printed with the module it failed in and the script exits 1
@@ -112,6 +116,11 @@ def register_symbolics() -> None:
         out = g.op("Mul", x, scale)
         return out if _is_none(weight) else g.op("Mul", out, weight)
 
+    def isfinite(g, x):
+        return g.op("Not", g.op("Or", g.op("IsInf", x), g.op("IsNaN", x)))
+
+    register_custom_op_symbolic("aten::isinf", isinf(1, 1), 17)
+    register_custom_op_symbolic("aten::isfinite", isfinite, 17)
     register_custom_op_symbolic("aten::isposinf", isinf(1, 0), 17)
     register_custom_op_symbolic("aten::isneginf", isinf(0, 1), 17)
     register_custom_op_symbolic("aten::nanmean", nanmean, 17)
