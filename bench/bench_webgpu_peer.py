@@ -179,6 +179,7 @@ def bench_page(html: str, mounts: dict[str, Path]) -> Iterator[tuple[object, str
             page = browser.context.new_page()
             page.set_default_timeout(0)
             page.on("console", lambda msg: print(f"  {msg.text}", flush=True))
+            page.on("pageerror", lambda exc: print(f"  page error: {exc}", flush=True))
             page.goto(url + "/peer/index.html")
             page.wait_for_function("window.peerReady === true")
             yield page, page.evaluate("() => window.bridge.adapterInfo.label")
@@ -627,7 +628,7 @@ window.runShape = async ({n, m, h, file, x, y, runs, warmups, engines}) => {
     try {
       session = await ort.InferenceSession.create(`/model/${file}`, { executionProviders: [ep] });
     } catch (err) {  // a graph ORT-Web refuses: said in the table, no figure
-      result[ep] = { error: String(err.message ?? err).split("\n")[0] };
+      result[ep] = { error: String(err.message ?? err).split("\\n")[0] };
       continue;
     }
     console.log(`ORT ${ep}: session created in ${(performance.now() - t0).toFixed(0)} ms`);
