@@ -32,6 +32,9 @@ const queryRows = (f) => f.xTest.length / f.H;
 /** The rows of a stage array (context then query rows) from row `from` on. */
 const tail = (a, rows, from) => a.subarray((a.length / rows) * from);
 
+/** A fresh device's engine: no buffer an earlier run left behind can hide an out-of-range read. */
+const freshEngine = async () => (await Bridge.create({ gpu: create([]) })).engine;
+
 /** Every committed stage fixture: each stage (the ICL's query rows) and the output against numpy. */
 async function fixtures(engine) {
   const runs = [];
@@ -111,7 +114,10 @@ async function chunking(engine, fresh) {
   output: maxDiff(small.output, tail(f.z.get("output").data, f.N + queryRows(f), f.N)), split, error };
 }
 
-/** Random configs and tables made by numpy (the test's Python step). */
+/**
+ * Random configs and tables made by numpy (the test's Python step). (tests/test_tabfm_webgpu.py
+ * runs each fixture and random config on a fresh device.)
+ */
 async function randomConfigs(engine, dir) {
   const cases = JSON.parse(readFileSync(`${dir}/cases.json`, "utf8"));
   const runs = [];
@@ -133,6 +139,6 @@ const report = { adapter: bridge.adapterInfo };
 report.fixtures = await fixtures(engine);
 report.batches = await batches(engine);
 report.interleaved = await interleaved(engine);
-report.chunking = await chunking(engine, (await Bridge.create({ gpu: create([]) })).engine);
+report.chunking = await chunking(engine, await freshEngine());
 if (process.argv[3]) report.random = await randomConfigs(engine, process.argv[3]);
 writeFileSync(process.argv[2], JSON.stringify(report));
