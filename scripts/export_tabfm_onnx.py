@@ -43,8 +43,9 @@ onnxruntime or computes something else:
   ``row_interactor``) and to ``RoPE.rotate`` alone (4.9 on a random input; 4.8e-7 with the
   change).
 
-* ``aten::isinf`` / ``aten::isfinite`` (the entry's ``nan_to_num``) become ``IsInf`` on the
-  float32 input: the exporter's own symbolic casts to float64 first, which ORT-Web's
+* ``aten::isinf``, ``aten::isfinite`` and ``aten::nan_to_num`` (the entry's) are given as
+  ``IsInf`` / ``IsNaN`` / ``Where`` on the float32 input:
+  the exporter's own symbolic casts to float64 first, which ORT-Web's
   WebGPU provider does not take (``Provider type for Cast node … is not set`` at session
   creation, as for TabPFN's graph).
 
@@ -137,8 +138,8 @@ def patch_rope() -> None:
 
 
 def register_symbolics() -> None:
-    """``aten::isinf`` / ``aten::isfinite`` as ``IsInf`` on the float32 input (module
-    docstring)."""
+    """``aten::isinf``, ``aten::isfinite`` and ``aten::nan_to_num`` on the float32 input
+    (module docstring)."""
     from torch.onnx import register_custom_op_symbolic
 
     def isinf(g, x):
@@ -147,6 +148,19 @@ def register_symbolics() -> None:
     def isfinite(g, x):
         return g.op("Not", g.op("Or", g.op("IsInf", x), g.op("IsNaN", x)))
 
+    def nan_to_num(g, x, nan, posinf, neginf):
+        from torch.onnx.symbolic_helper import _get_const, _is_none
+
+        big = torch.finfo(torch.float32).max
+        value = lambda v, default, name: default if _is_none(v) else _get_const(v, "f", name)  # noqa: E731
+        const = lambda v: g.op("Constant", value_t=torch.tensor(v, dtype=torch.float32))  # noqa: E731
+        out = g.op("Where", g.op("IsNaN", x), const(value(nan, 0.0, "nan")), x)
+        out = g.op("Where", g.op("IsInf", x, detect_negative_i=0),
+                   const(value(posinf, big, "posinf")), out)
+        return g.op("Where", g.op("IsInf", x, detect_positive_i=0),
+                    const(value(neginf, -big, "neginf")), out)
+
+    register_custom_op_symbolic("aten::nan_to_num", nan_to_num, 17)
     register_custom_op_symbolic("aten::isinf", isinf, 17)
     register_custom_op_symbolic("aten::isfinite", isfinite, 17)
 

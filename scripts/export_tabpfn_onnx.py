@@ -34,8 +34,9 @@ supported``, in this order:
 ``register_symbolics`` gives each as the ONNX operators that compute it (``IsInf`` with one
 sign; masked ``ReduceSum`` over the count; ``x · 1/√(mean(x²) + eps) · weight``), so the
 graph is the package's forward operator for operator; ``--unpatched`` shows the failure.
-It also gives ``aten::isinf`` / ``aten::isfinite`` as ``IsInf`` on the float32 input: the
-exporter's own symbolic casts to float64 first, and ORT-Web refuses that graph at session
+It also gives ``aten::isinf``, ``aten::isfinite`` and ``aten::nan_to_num`` as ``IsInf`` /
+``IsNaN`` / ``Where`` on the float32 input: the exporter's own symbolic casts to float64
+first, and ORT-Web refuses that graph at session
 creation (``Provider type for Cast node with name '/m/Cast_4' is not set``: the WebGPU
 provider takes no float64).
 The check prints onnxruntime CPU against torch and torch against numpy (max |diff|: 3.6e-7
@@ -119,6 +120,19 @@ def register_symbolics() -> None:
     def isfinite(g, x):
         return g.op("Not", g.op("Or", g.op("IsInf", x), g.op("IsNaN", x)))
 
+    def nan_to_num(g, x, nan, posinf, neginf):
+        from torch.onnx.symbolic_helper import _get_const, _is_none
+
+        big = torch.finfo(torch.float32).max
+        value = lambda v, default, name: default if _is_none(v) else _get_const(v, "f", name)  # noqa: E731
+        const = lambda v: g.op("Constant", value_t=torch.tensor(v, dtype=torch.float32))  # noqa: E731
+        out = g.op("Where", g.op("IsNaN", x), const(value(nan, 0.0, "nan")), x)
+        out = g.op("Where", g.op("IsInf", x, detect_negative_i=0),
+                   const(value(posinf, big, "posinf")), out)
+        return g.op("Where", g.op("IsInf", x, detect_positive_i=0),
+                    const(value(neginf, -big, "neginf")), out)
+
+    register_custom_op_symbolic("aten::nan_to_num", nan_to_num, 17)
     register_custom_op_symbolic("aten::isinf", isinf(1, 1), 17)
     register_custom_op_symbolic("aten::isfinite", isfinite, 17)
     register_custom_op_symbolic("aten::isposinf", isinf(1, 0), 17)
