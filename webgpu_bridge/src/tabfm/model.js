@@ -113,7 +113,8 @@ export function bufferPlan(config, shapes, { N, H, d = H, batch, limit }) {
     ["context table", N * H], ["context token block", Math.min(N, plan.tokenRows) * T * E],
     ["query token block", B * T * E], ["scratch (a, o, t, q, k, v each)", scratch],
     ["cell features", Math.max(c1 * N, plan.columns(B, d) * B) * Fw],
-    ["feed-forward gate|up", Math.min(L, Math.max(c1, c2) * Math.max(N, I) * 2 * ff, plan.iclRows * 2 * iclFf)],
+    ["feed-forward gate|up", Math.min(L, Math.max(Math.max(c1, c2) * Math.max(N, I) * 2 * ff,
+      Math.min(N, plan.iclRows) * 2 * iclFf))],
     ["hidden points", Math.max(c1, c2) * I * E], ["column cache per block and chunk (k, v each)", Math.max(c1, c2) * I * E],
     ["context representations", N * D], ["ICL keys per block (and values)", N * D],
     ["target MLP hidden", Math.min(N, plan.targetRows) * Math.max(hidden, 6)],
@@ -202,8 +203,8 @@ export class TabFMMember {
     const L = Math.floor(this.limit.bytes / 4);
     const rowsE = plan.scratch(R);
     const c = Math.max(plan.columns(R, plan.d), plan.columns(R, plan.T));
-    const mid2 = Math.min(L, Math.max(c * Math.max(R, I), Math.min(R, plan.tokenRows) * plan.T) * 2 * ff,
-      Math.min(R, plan.iclRows) * 2 * iclFf);
+    const mid2 = Math.min(L, Math.max(Math.max(c * Math.max(R, I), Math.min(R, plan.tokenRows) * plan.T) * 2 * ff,
+      Math.min(R, plan.iclRows) * 2 * iclFf));
     const buf = (name, floats) => engine.buffer(`tabfm.s.${name}`, Math.max(1, floats) * 4);
     const base = { a: buf("a", rowsE), o: buf("o", rowsE), t: buf("t", rowsE), q: buf("q", rowsE), k: buf("k", rowsE),
       v: buf("v", rowsE), mid2: buf("mid2", mid2), mid: buf("mid", mid2 / 2) };
