@@ -2,7 +2,9 @@
 // (run with the Vulkan SwiftShader environment): argv[2] a JSON list of cases {name,
 // weights (a .ckpt / .safetensors path), npz (x_train, y_train, x_test), batchRows,
 // limits?}; writes {name: {output, rows, width, plan, timings, layerNames, dispatches:
-// {fitContext, query}}} as JSON to argv[3]. Exits non-zero on a failure to run.
+// {fitContext, query}}} as JSON to argv[3]. Each case on a fresh engine (its own buffers,
+// zero-filled: nothing a bigger or unchunked case left can hide a read out of place).
+// Exits non-zero on a failure to run.
 import { readFileSync, writeFileSync } from "node:fs";
 import { create, globals } from "webgpu";
 import { Engine } from "../src/engine.js";
@@ -15,9 +17,9 @@ Object.assign(globalThis, globals);
 const keepAlive = setInterval(() => {}, 1000);
 const gpu = create([]);
 const { device, adapterInfo } = await requestDevice(gpu);
-const engine = new Engine(device);
 const report = {};
 for (const c of JSON.parse(readFileSync(process.argv[2], "utf8"))) {
+  const engine = new Engine(device);
   const z = readNpz(c.npz);
   const member = await TabPFNMember.create(engine, await loadTabpfnWeights(c.weights), { limits: c.limits ?? {} });
   const timer = member.timer();
@@ -28,8 +30,8 @@ for (const c of JSON.parse(readFileSync(process.argv[2], "utf8"))) {
   report[c.name] = { output: Array.from(output), width: member.width(context), plan: context.plan,
     timings: await timer.finish(), layerNames: member.layerNames(), adapter: adapterInfo,
     dispatches: { fitContext: d1 - d0, query: engine.stats.dispatches - d1 } };
+  engine.destroy();
 }
-engine.destroy();
 writeFileSync(process.argv[3], JSON.stringify(report));
 clearInterval(keepAlive);
 process.exit(0);

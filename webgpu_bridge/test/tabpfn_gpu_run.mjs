@@ -93,13 +93,19 @@ async function interleaved(engine) {
   return out;
 }
 
-/** Forced small limits: chunked columns, row blocks, ICL chunks, split query batches. */
-async function chunking(engine) {
+/**
+ * Forced small limits: chunked columns, row blocks, ICL chunks, split query batches, sliced
+ * weights. Each chunked run on a fresh engine (zero-filled buffers: nothing the unchunked
+ * run left behind can stand in for a slot the chunked one failed to write).
+ */
+async function chunking(device) {
+  const fresh = () => new Engine(device);
+  const engine = fresh();
   const f = fixture("regressor");
   const w = await weights(f.checkpoint);
   const full = await forward(engine, w, f);
   const limits = { maxStorageBufferBindingSize: 24576, maxBufferSize: 1 << 20 };
-  const small = await forward(engine, w, f, { limits });
+  const small = await forward(fresh(), w, f, { limits });
   const { columns, rows, iclRows, queryRows } = small.plan;
   let error = null;
   try {
@@ -109,7 +115,7 @@ async function chunking(engine) {
   }
   const g = fixture("wide_many_classes");
   const wg = await weights(g.checkpoint);
-  const wide = await forward(engine, wg, g, { limits: { maxStorageBufferBindingSize: 40000 } });
+  const wide = await forward(fresh(), wg, g, { limits: { maxStorageBufferBindingSize: 40000 } });
   const wideFull = await forward(engine, wg, g);
   const sliced = [...wide.member.ops.parts.values()].filter((p) => p.length > 1).length;
   return { plan: { columns, rows, iclRows, queryRows, F: f.F, N: f.N, M: f.xTest.length / f.F },
@@ -213,7 +219,7 @@ const report = { adapter: adapterInfo };
 report.fixtures = await fixtures(engine);
 report.batches = await batches(engine);
 report.interleaved = await interleaved(engine);
-report.chunking = await chunking(engine);
+report.chunking = await chunking(device);
 const ops = await Operators.create(engine, [8]);
 report.operators = [...await attentionChecks(engine, ops), ...await ropeChecks(engine, ops)];
 if (process.argv[3]) report.random = await randomConfigs(engine, process.argv[3]);
