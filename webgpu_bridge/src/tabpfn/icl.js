@@ -56,14 +56,17 @@ function rowChunks(n, per) {
   return out;
 }
 
-/** One layer on rows h (n of them) over keys/values kv of N context rows read with kvHeads. */
-function layer(stage, pass, l, { h, n, kv, N, kvHeads, per, s }) {
+/**
+ * One layer on rows h (n of them) over keys/values kv of N context rows read with kvHeads
+ * (`normed`: s.a holds the rows' layernorm already, one chunk).
+ */
+function layer(stage, pass, l, { h, n, kv, N, kvHeads, per, s, normed = false }) {
   const { ops, kvWidth } = stage;
   const block = stage.layers[l];
   const scaling = ops.scaling(pass, `${block.prefix}icl_attention.softmax_scaling_layer.`, N, block.H, block.dh);
   for (const [r0, rows] of rowChunks(n, per)) {
     block.attend(ops, pass, { x: h, xRow: r0, batches: 1, Tq: rows, kv, kvStride: 2 * kvWidth, kOff: 0, vOff: kvWidth,
-      kBatch: 0, keys: N, kvHeads, s, scaling });
+      kBatch: 0, keys: N, kvHeads, s, scaling, normed: normed && rows === n });
   }
 }
 
@@ -87,7 +90,8 @@ export async function fitContext(stage, { h, y, N, plan, key, out }, timer, laye
         stage.layers[l].project(ops, pass, { x: h, xOff: r0 * D, rows, norm: "layernorm", weights: KV, out: cache,
           outStride: 2 * kvWidth, outRow: r0, s });
       }
-      layer(stage, pass, l, { h, n: N, kv: cache, N, kvHeads: stage.kvHeads, per, s });
+      // one chunk: the keys' layernorm is the queries' too (icl.py's x), still in s.a
+      layer(stage, pass, l, { h, n: N, kv: cache, N, kvHeads: stage.kvHeads, per, s, normed: per >= N });
     });
   }
   await timer.stage("head", (pass) => ops.rmsNorm(pass, { x: h, rows: N, D, name: "output_norm", out }));

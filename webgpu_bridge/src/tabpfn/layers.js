@@ -45,8 +45,9 @@ export function tensorSlices(name, shape, limit) {
 }
 
 /**
- * GPU buffers of every tensor of `weights`, once per engine and limit: {id, parts (name →
- * [{buffer, row0, rows}]), ready}.
+ * The GPU buffers of `weights` on one engine and limit: {id, parts (name → [{buffer, row0,
+ * rows}], each tensor uploaded on first use: tensors only the CPU reads, or read only
+ * stacked, are never uploaded alone), ready}.
  */
 function weightBuffers(engine, weights, limit) {
   let perEngine = uploaded.get(weights);
@@ -55,17 +56,7 @@ function weightBuffers(engine, weights, limit) {
   if (!perLimit) perEngine.set(engine, (perLimit = new Map()));
   let entry = perLimit.get(limit.bytes);
   if (entry) return entry;
-  const id = weightsSerial++;
-  const parts = new Map();
-  for (const [name, data] of weights.tensors) {
-    if (name.startsWith("criterion.") || data.length === 0) continue;
-    const shape = weights.shapes.get(name) ?? [data.length];
-    const slices = tensorSlices(name, shape, limit);
-    const row = data.length / (shape[0] ?? 1);
-    parts.set(name, slices.map(([row0, rows], i) => ({ row0, rows, buffer: engine.upload(
-      `tabpfn.w.${id}.${name}${slices.length > 1 ? `#${i}` : ""}`, data.subarray(row0 * row, (row0 + rows) * row)) })));
-  }
-  entry = { id, parts, ready: new Set() };
+  entry = { id: weightsSerial++, parts: new Map(), ready: new Set() };
   perLimit.set(limit.bytes, entry);
   return entry;
 }
@@ -99,16 +90,55 @@ export class Ops {
     this.zeros = operators.zeros;
   }
 
+  /**
+   * The torch-layout weights `names` stacked by rows (keys over values: one product for
+   * both, as column.py's kv_weight), uploaded once (sliced for the limit like any tensor);
+   * returns its name for `linear`.
+   */
+  stacked(names) {
+    const name = names.join("+");
+    if (!this.parts.has(name)) {
+      const tensors = names.map((n) => this.weights.tensors.get(n));
+      const shapes = names.map((n) => this.shape(n));
+      if (tensors.some((t) => !t) || shapes.some((sh) => sh.length !== 2 || sh[1] !== shapes[0][1])) {
+        throw new Error(`TabPFN weights: ${names.join(", ")} are not matrices of one width`);
+      }
+      const shape = [shapes.reduce((a, sh) => a + sh[0], 0), shapes[0][1]];
+      const data = new Float32Array(shape[0] * shape[1]);
+      tensors.reduce((at, t) => (data.set(t, at), at + t.length), 0);
+      this.upload(name, data, shape);
+    }
+    return name;
+  }
+
+  /** Tensor `name` (data of `shape`) into GPU buffers, one per row slice within the limit. */
+  upload(name, data, shape) {
+    const row = data.length / shape[0];
+    const slices = tensorSlices(name, shape, this.limit);
+    const parts = slices.map(([row0, rows], i) => ({ row0, rows, buffer: this.engine.upload(
+      `tabpfn.w.${this.id}.${name}${slices.length > 1 ? `#${i}` : ""}`, data.subarray(row0 * row, (row0 + rows) * row)) }));
+    this.parts.set(name, parts);
+    return parts;
+  }
+
+  /** The row slices of tensor `name`, uploaded on first use. */
+  part(name) {
+    const have = this.parts.get(name);
+    if (have) return have;
+    const data = this.weights.tensors.get(name);
+    if (!data?.length) throw new Error(`TabPFN weights: tensor '${name}' is missing`);
+    return this.upload(name, data, this.weights.shapes.get(name) ?? [data.length]);
+  }
+
   /** The one buffer of tensor `name` (a tensor sliced for the limit: only `linear` reads it). */
   w(name) {
-    const p = this.parts.get(name);
-    if (!p) throw new Error(`TabPFN weights: tensor '${name}' is missing`);
+    const p = this.part(name);
     if (p.length > 1) throw tooBig(`weight tensor '${name}'`, this.weights.tensors.get(name).length, this.limit);
     return p[0].buffer;
   }
 
   has(name) {
-    return this.parts.has(name);
+    return Boolean(this.weights.tensors.get(name)?.length);
   }
 
   shape(name) {
@@ -128,9 +158,7 @@ export class Ops {
    */
   linear(pass, { w, b = null, gelu = false, N, outOff = 0, outStride = N, ...rest }) {
     const bias = b ? this.w(b) : null;
-    const parts = this.parts.get(w);
-    if (!parts) throw new Error(`TabPFN weights: tensor '${w}' is missing`);
-    for (const { buffer, row0, rows } of parts) {
+    for (const { buffer, row0, rows } of this.part(w)) {
       this.operators.linear(pass, { ...rest, N: rows, w: buffer, b: bias, bOff: row0, outOff: outOff + row0, outStride,
         act: gelu ? "gelu" : null });
     }
@@ -222,18 +250,15 @@ export class Block {
   }
 
   /**
-   * Normed rows `norm(x)` → `out` columns [col, col + width of each weight) per weight name
-   * of `weights` (outStride floats a row); the normed rows are left in s.a.
+   * Normed rows `norm(x)` → `out` columns [0, total width) of the weights `weights`
+   * stacked (one product; outStride floats a row); the normed rows are left in s.a.
    */
   project(ops, pass, { x, xOff = 0, rows, norm, weights, out, outStride, outRow = 0, s }) {
     ops.rmsNorm(pass, { x, xOff, rows, D: this.E, name: `${this.prefix}${norm}`, out: s.a });
-    let col = 0;
-    for (const w of weights) {
-      const n = ops.shape(`${this.prefix}${w}`)[0];
-      ops.linear(pass, { a: s.a, M: rows, K: this.E, N: n, w: `${this.prefix}${w}`, out, outOff: outRow * outStride + col,
-        outStride });
-      col += n;
-    }
+    const names = weights.map((w) => `${this.prefix}${w}`);
+    const n = names.reduce((a, w) => a + ops.shape(w)[0], 0);
+    ops.linear(pass, { a: s.a, M: rows, K: this.E, N: n, w: ops.stacked(names), out, outOff: outRow * outStride,
+      outStride });
   }
 
   /**
