@@ -6,7 +6,8 @@ switch of the architecture, padded columns, categorical columns, NaN cells, ICL 
 64 floats), its outputs compared here with :func:`arenalite.models.tabfm.forward` (and the
 fixtures' stored output) within 1e-4; forced small buffer limits give the same output. The
 per-stage checks are webgpu_bridge/test/tabfm_gpu.test.js's; Chromium's,
-test_tabfm_chromium.py. Tiny shapes only: SwiftShader is slow.
+test_tabfm_chromium.py. Tiny shapes only: SwiftShader is slow (v1.0.0's widths with one
+block per stage only with ARENALITE_TABFM_FULL_WIDTH=1).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import numpy as np
 import pytest
 
 from arenalite.models.tabfm import TabFMModel, forward, load, random_checkpoint, save_pretrained
+from arenalite.models.tabfm.checkpoint import V1_0_0
 from node_harness import BRIDGE, SWIFTSHADER_ICD, require_node, require_swiftshader
 
 DATA = Path(__file__).parent / "data" / "tabfm"
@@ -44,6 +46,12 @@ RANDOM = {
                       "feature_group_size": 1},
                      dict(n=20, m=5, h=3, d=3, classes=2, batch=5, seed=24, cat=[2])),
 }
+if os.environ.get("ARENALITE_TABFM_FULL_WIDTH") == "1":
+    # v1.0.0's widths (embed 256, 256 inducing points, head dims 64 / 32 / 256, ICL width
+    # 2048, ff factor 4) with one block per stage: 82 M weights, about 90 s on SwiftShader
+    RANDOM["v1_widths"] = ({**V1_0_0, "col_num_blocks": 1, "row_num_blocks": 1,
+                            "icl_num_blocks": 1},
+                           dict(n=24, m=6, h=5, d=5, classes=10, batch=6, seed=31, cat=[3]))
 
 
 def run_members(cases: list[dict], tmp: Path) -> dict:
