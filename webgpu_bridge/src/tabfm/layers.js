@@ -261,10 +261,13 @@ export class AttentionBlock {
       outOff: kvRow * E });
   }
 
-  /** Scaled queries (rows × E into q at row qRow) of rows x (from row xRow). */
-  queries(pass, s, { x, xRow = 0, rows, q, qRow = 0, period = 0 }) {
+  /**
+   * Scaled queries (rows × E into q at row qRow) of rows x (from row xRow); `normed`: s.a
+   * already holds their pre-attention norm (kv just ran on the same rows).
+   */
+  queries(pass, s, { x, xRow = 0, rows, q, qRow = 0, period = 0, normed = false }) {
     const { ops, E, prefix: p } = this;
-    ops.rmsNorm(pass, { x, xOff: xRow * E, rows, D: E, g: `${p}pre_attn_ln.weight`, out: s.a });
+    if (!normed) ops.rmsNorm(pass, { x, xOff: xRow * E, rows, D: E, g: `${p}pre_attn_ln.weight`, out: s.a });
     ops.linear(pass, { a: s.a, M: rows, w: `${p}attn.q_proj.weight`, b: `${p}attn.q_proj.bias`, out: q,
       outOff: qRow * E });
     this.rope(pass, { x: q, rows, period, off: qRow * E });

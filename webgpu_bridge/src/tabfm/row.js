@@ -32,7 +32,7 @@ export class RowStage {
     const last = this.blocks.length - 1;
     this.blocks.forEach((block, i) => {
       block.kv(pass, s, { x, xRow, rows: rows * T, k: s.k, v: s.v, period: T });
-      block.queries(pass, s, { x, xRow, rows: rows * T, q: s.q, period: T });
+      block.queries(pass, s, { x, xRow, rows: rows * T, q: s.q, period: T, normed: true });
       const attention = { q: s.q, qBatch: T * E, qRow: E, k: s.k, v: s.v, kBatch: T * E, kRow: E, batches: rows,
         keys: T };
       if (this.full || i < last) {
