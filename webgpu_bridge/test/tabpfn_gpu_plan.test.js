@@ -4,12 +4,13 @@
 // TabPFNV3Config: E 128, 3 column blocks of 128 inducing points, 3 row blocks, 4 CLS tokens,
 // 24 ICL layers 512 wide) with 10,000 context rows: every buffer within
 // maxStorageBufferBindingSize 128 MiB and maxBufferSize 256 MiB; a table past them: one
-// Error naming the limit.
+// Error naming the limit. And the context targets refused before any GPU work, as model.py's
+// _targets words it.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { checkConfig, expectedShapes } from "../src/tabpfn/checkpoint.js";
 import { tensorSlices } from "../src/tabpfn/layers.js";
-import { bufferLimit, planChunks, planShapes } from "../src/tabpfn/model.js";
+import { TabPFNMember, bufferLimit, planChunks, planShapes } from "../src/tabpfn/model.js";
 
 const MiB = 1024 * 1024;
 const DEFAULT_LIMITS = { maxStorageBufferBindingSize: 128 * MiB, maxBufferSize: 256 * MiB };
@@ -67,4 +68,25 @@ test("a weight past the limit is sliced by rows; a vector or one row past it is 
     { message: "TabPFN on WebGPU: weight tensor 'w' needs 4004 bytes in one buffer, past this adapter's " +
       "maxStorageBufferBindingSize of 4000 bytes" });
   assert.throws(() => tensorSlices("b", [1001], limit), /weight tensor 'b' needs 4004 bytes/);
+});
+
+test("context targets are refused as model.py's _targets refuses them, before any GPU work", async () => {
+  const member = (config) => {
+    const shapes = expectedShapes(config);
+    const ops = { shape: (name) => shapes.get(name), weights: { config, shapes, tensors: new Map() } };
+    return new TabPFNMember({}, { config, shapes, tensors: new Map() }, ops, bufferLimit(device), "m0");
+  };
+  const small = { embed_dim: 8, nlayers: 1, feat_agg_num_heads: 2, dist_embed_num_heads: 2, icl_num_heads: 2 };
+  const classifier = member(checkConfig({ ...small, max_num_classes: 4 }));
+  const regressor = member(checkConfig({ ...small, num_buckets: 8 }));
+  const x = new Float32Array(6);
+  await assert.rejects(classifier.fitContext(new Float32Array(0), new Float32Array(0)),
+    { message: "TabPFN needs at least one context row" });
+  await assert.rejects(regressor.fitContext(x, Float32Array.of(1, NaN, 2)), { message: "TabPFN context targets must be finite" });
+  await assert.rejects(classifier.fitContext(x, Float32Array.of(0, 1.5, 2)),
+    { message: "TabPFN class labels must be integers 0 … C−1" });
+  await assert.rejects(classifier.fitContext(x, Float32Array.of(0, 5, 7)),
+    { message: "Target is out of range: this checkpoint takes classes 0 … 3, got 7" });
+  await assert.rejects(classifier.fitContext(new Float32Array(7), Float32Array.of(0, 1, 2)),
+    { message: "TabPFN: 7 context values are not 3 rows" });
 });

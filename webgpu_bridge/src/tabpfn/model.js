@@ -104,17 +104,14 @@ export function planChunks(shapes, { N, F, classes = 0, limit }) {
   return { columns, rows, iclRows, queryRows, tokens: T, limit, largest: { bytes: floats * 4, what } };
 }
 
+/** model.py's _targets: the same refusals, worded the same. */
 function checkTargets(y, classification, nOut) {
   if (y.length === 0) throw new Error("TabPFN needs at least one context row");
-  for (const v of y) {
-    if (!Number.isFinite(v)) throw new Error("TabPFN context targets must be finite");
-    if (classification) {
-      if (v < 0 || v !== Math.round(v)) throw new Error("TabPFN class labels must be integers 0 … C−1");
-      if (v > nOut - 1) {
-        throw new Error(`Target is out of range: this checkpoint takes classes 0 … ${nOut - 1}, got ${v}`);
-      }
-    }
-  }
+  if (!y.every(Number.isFinite)) throw new Error("TabPFN context targets must be finite");
+  if (!classification) return;
+  if (y.some((v) => v < 0 || v !== Math.round(v))) throw new Error("TabPFN class labels must be integers 0 … C−1");
+  const top = y.reduce((a, v) => Math.max(a, v), 0);
+  if (top > nOut - 1) throw new Error(`Target is out of range: this checkpoint takes classes 0 … ${nOut - 1}, got ${top}`);
 }
 
 /** Column embeddings (rows × F × E) out of token buffers read back (tests). */
@@ -182,10 +179,10 @@ export class TabPFNMember {
     const { engine, column, row, icl, decoder } = this;
     const t0 = now();
     const N = yTrain.length;
-    const F = xTrain.length / N;
-    if (!Number.isInteger(F) || F < 1) throw new Error(`TabPFN: ${xTrain.length} context values are not ${N} rows`);
     const y = Float32Array.from(yTrain);
     checkTargets(y, decoder.classification, decoder.nOut);
+    const F = xTrain.length / N;
+    if (!Number.isInteger(F) || F < 1) throw new Error(`TabPFN: ${xTrain.length} context values are not ${N} rows`);
     const classes = decoder.classification ? y.reduce((a, v) => Math.max(a, v + 1), 0) : 0;
     const plan = planChunks(this.shapes, { N, F, classes, limit: this.limit });
     const xs = new Float32Array(xTrain);
