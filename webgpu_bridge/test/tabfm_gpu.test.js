@@ -185,3 +185,14 @@ gpuTest("telemetry: embed, the four column/row stages and each ICL block, head; 
       `${f.batches} query batches`);
   }
 });
+
+gpuTest("bad inputs: one Error each, in model.py's words", (r) => {
+  assert.deepEqual(r.refusals, {
+    d: "Google TabFM: d (active features) must be an integer 1 … 6, got 7",
+    catMask: "Google TabFM: cat_mask must be 6 booleans, got 2",
+    nonFinite: "Google TabFM: y_context holds a missing or infinite target",
+    classRange: "Google TabFM: class target 5 is not an index 0 … 4 (row 2)",
+    classInteger: "Google TabFM: class target 0.5 is not an index 0 … 4 (row 1)",
+    rows: "Google TabFM: y_context must hold one target per context row, got 40 targets for 239 context values",
+  });
+});

@@ -114,6 +114,31 @@ async function chunking(engine, fresh) {
   output: maxDiff(small.output, tail(f.z.get("output").data, f.N + queryRows(f), f.N)), split, error };
 }
 
+/** The member's refusals of bad inputs (model.py's messages), each caught. */
+async function refusals(engine) {
+  const f = stageFixture("binary", INDEX);
+  const member = await TabFMMember.create(engine, weights(f.entry));
+  const y = Float64Array.from(f.yTrain);
+  const bad = {
+    d: [f.xTrain, y, { d: 7 }],
+    catMask: [f.xTrain, y, { catMask: [true, false] }],
+    nonFinite: [f.xTrain, Float64Array.from(y, (v, i) => (i === 3 ? NaN : v))],
+    classRange: [f.xTrain, Float64Array.from(y, (v, i) => (i === 2 ? 5 : v))],
+    classInteger: [f.xTrain, Float64Array.from(y, (v, i) => (i === 1 ? 0.5 : v))],
+    rows: [f.xTrain.subarray(1), y],
+  };
+  const out = {};
+  for (const [name, [x, yy, opts]] of Object.entries(bad)) {
+    try {
+      await member.fitContext(x, yy, opts ?? {});
+      out[name] = null;
+    } catch (e) {
+      out[name] = e.message;
+    }
+  }
+  return out;
+}
+
 /**
  * Random configs and tables made by numpy (the test's Python step). (tests/test_tabfm_webgpu.py
  * runs each fixture and random config on a fresh device.)
@@ -140,5 +165,6 @@ report.fixtures = await fixtures(engine);
 report.batches = await batches(engine);
 report.interleaved = await interleaved(engine);
 report.chunking = await chunking(engine, await freshEngine());
+report.refusals = await refusals(engine);
 if (process.argv[3]) report.random = await randomConfigs(engine, process.argv[3]);
 writeFileSync(process.argv[2], JSON.stringify(report));
