@@ -269,18 +269,26 @@ def test_cli_tournament_prints_the_scorecard_and_exits_0(tmp_path, capsys):
     assert "impute model 'nobody'" in capsys.readouterr().err
 
 
-def test_registry_limits_make_pairs_not_applicable():
+def test_registry_limits_make_pairs_not_applicable(monkeypatch):
+    from arenalite.models import registry
     from arenalite.tournament.entrants import RegistryModel
 
-    assert "no webgpu implementation" in RegistryModel({"name": "tabpfn"}).not_applicable(
-        "binary", 5, 2, "webgpu")
+    data = Path(__file__).parent / "data"
+    weights = str(data / "tabpfn" / "classifier_small.ckpt")
+    # every registry model runs on WebGPU since issue 44; a Python-only entry is refused
+    assert RegistryModel({"name": "tabpfn", "weights": weights}).not_applicable(
+        "binary", 5, 2, "webgpu") is None
+    monkeypatch.setitem(registry.REGISTRY, "tabpfn",
+                        {**registry.REGISTRY["tabpfn"], "runners": ["python"]})
+    assert "no webgpu implementation" in RegistryModel(
+        {"name": "tabpfn", "weights": weights}).not_applicable("binary", 5, 2, "webgpu")
+    monkeypatch.undo()
     assert RegistryModel({"name": "icl_transformer"}).not_applicable(
         "multiclass", 4, 11, "python") == ("icl_transformer takes at most 10 classes (the "
                                            "weights' max_classes), got 11")
     assert "at most 32 features" in RegistryModel({"name": "icl_transformer"}).not_applicable(
         "multiclass", 400, 3, "python")
     assert RegistryModel({"name": "knn"}).not_applicable("multiclass", 400, 30, "webgpu") is None
-    data = Path(__file__).parent / "data"
     for name in ("tabicl", "tabpfn"):
         clf = RegistryModel({"name": name, "weights": str(data / name / "classifier_small.ckpt")})
         reg = RegistryModel({"name": name, "weights": str(data / name / "regressor_small.ckpt")})
