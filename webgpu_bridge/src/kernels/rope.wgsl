@@ -1,8 +1,8 @@
 // Rotary position encoding (RoPE) in place on queries or keys, for every model: row r has
 // position r % period (a row's tokens lie consecutively, so r % period is the token's place
 // in its row; period Tq for queries that are a row's first tokens); per head the pairs
-// (i, i + dh/2) (split halves: TabICLv2, TabPFN v3, TabFM) or (2i, 2i + 1) (interleaved,
-// TabICLv1) turn by the angle pos * freqs[i]: (x1, x2) -> (x1 cos - x2 sin, x2 cos + x1 sin).
+// (i, i + dh/2) (split halves: TabICLv2, TabPFN v3) or (2i, 2i + 1) (interleaved: TabICLv1,
+// Google TabFM) turn by the angle pos * freqs[i]: (x1, x2) -> (x1 cos - x2 sin, x2 cos + x1 sin).
 // cos and sin come from `table` (pos * dh/2 + i: cos, sin; operators.js's ropeTable),
 // computed on the CPU in float64 from the float32 angles (WGSL's cos and sin promise 2^-11
 // only within [-pi, pi]). Rows at stride `stride` from float `off` (e.g. the key half of a
