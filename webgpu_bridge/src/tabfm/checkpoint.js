@@ -14,7 +14,7 @@
 //   // {name, forTask(task)}: tabfmWeightsFor(w, task) reads the task's folder then.
 import { PyJsonError, PyJsonFloat, decodeUtf8, isPyInt, loadsPython, pyValueRepr, universalNewlines } from "../py_json.js";
 import { reprString } from "../py_repr.js";
-import { checkedHeader, readSafetensors } from "../safetensors.js";
+import { checkedHeader, readSafetensors } from "../checkpoint/safetensors.js";
 
 export const FORMAT = "arenalite.tabfm";
 export const VERSION = "1";

@@ -266,7 +266,7 @@ export async function readCheckpoint(input, { name = "<bytes>" } = {}) {
 
 /** arenalite's TabICL safetensors: {config, floats, tensors, shapes} before the checks. */
 export function parseTabiclSafetensors(bytes, name = "<bytes>", where = `checkpoint ${pyRepr(name)}`) {
-  const { metadata, tensors, shapes } = readSafetensors(asBytes(bytes), name);
+  const { metadata, tensors, shapes } = readSafetensors(asBytes(bytes), name, { finite: false });
   for (const [key, want] of [["format", FORMAT], ["version", VERSION]]) {
     if (metadata[key] !== want) {
       throw new Error(`${where}: safetensors metadata ${pyRepr(key)} must be ${pyRepr(want)}, got ${pyRepr(metadata[key] ?? null)} ` +

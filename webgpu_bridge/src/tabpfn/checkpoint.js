@@ -519,7 +519,7 @@ export async function readCheckpoint(input, { name = "<bytes>" } = {}) {
     format = "ckpt";
   } else {
     const base = String(name).split(/[\\/]/).pop();
-    read = readSafetensors(bytes, base);
+    read = readSafetensors(bytes, base, { finite: false });
     obj = safetensorsCheckpoint(read.metadata, where);
     inspect(obj);
     format = "safetensors";
