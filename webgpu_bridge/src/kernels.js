@@ -4,8 +4,8 @@
 import { readText } from "./io.js";
 
 export const KERNELS = ["linear", "layer_norm", "attention", "knn", "labels", "head", "embed",
-  "fm_embed", "fm_head", "rope", "tabicl_copy", "tabicl_cells", "tabicl_target", "rms_norm", "swiglu",
-  "tabpfn_cells", "tabpfn_copy", "tabpfn_decoder",
+  "fm_embed", "fm_head", "rope", "copy", "tabicl_cells", "tabicl_target", "rms_norm", "swiglu",
+  "tabpfn_cells", "tabpfn_decoder",
   "tabfm_cells", "tabfm_target", "tabfm_attention_wide"];
 
 /** Outputs one workgroup of kernels/linear.wgsl computes: its dispatch is ceil(N / cols) × ceil(M / rows). */

@@ -3,7 +3,7 @@
 // GELU, accumulate onto the residual stream), LayerNorm (kernels/layer_norm.wgsl, bias
 // optional), RMSNorm (kernels/rms_norm.wgsl, weight optional, also per head for q/k
 // norms), SwiGLU (kernels/swiglu.wgsl), RoPE (kernels/rope.wgsl: in place, split-half or
-// interleaved pairs) and attention (kernels/attention.wgsl: tiled, strided, grouped KV heads,
+// interleaved pairs), strided copies (kernels/copy.wgsl) and attention (kernels/attention.wgsl: tiled, strided, grouped KV heads,
 // with TabICL's SSMax / QASSMax and TabPFN v3's SoftmaxScalingMLP fused in). icl_transformer,
 // tabular_fm, TabICL, TabPFN and TabFM record their dispatches here; buffers come in,
 // nothing is named by model.
@@ -50,12 +50,13 @@ export class Operators {
         throw new Error(`WebGPU attention: head dim ${dh} is not an integer in 1…${MAX_HEAD_DIM} (the kernel's tile)`);
       }
     }
-    const [linear, layerNorm, rmsNorm, rmsNormInPlace, swiglu, rope, ...attention] = await Promise.all([
+    const [linear, layerNorm, rmsNorm, rmsNormInPlace, swiglu, rope, copy, ...attention] = await Promise.all([
       engine.pipeline("linear"), engine.pipeline("layer_norm"), engine.pipeline("rms_norm"),
       engine.pipeline("rms_norm", "in_place"), engine.pipeline("swiglu"), engine.pipeline("rope"),
+      engine.pipeline("copy"),
       ...dims.map((dh) => engine.pipeline("attention", "main", { DH: dh }))]);
     return new Operators(engine, { linear, layer_norm: layerNorm, rms_norm: rmsNorm, rms_norm_in_place: rmsNormInPlace,
-      swiglu, rope }, new Map(dims.map((dh, i) => [dh, attention[i]])));
+      swiglu, rope, copy }, new Map(dims.map((dh, i) => [dh, attention[i]])));
   }
 
   constructor(engine, pipelines, attention) {
@@ -122,6 +123,19 @@ export class Operators {
     const u = this.engine.uniform([["u32", rows], ["u32", N], ["u32", gateOff], ["u32", gateStride], ["u32", upOff],
       ["u32", upStride], ["u32", outOff], ["u32", outStride]]);
     this.engine.dispatch(pass, this.p.swiglu, { 0: u, 1: gate, 2: up, 3: out }, groups64(rows * N));
+  }
+
+  /**
+   * Strided copy of `outer` × `inner` runs of `width` floats (kernels/copy.wgsl):
+   * out[outOff + i·outS1 + j·outS2 + e] (= or, with `accumulate`, +=) alpha ·
+   * src[inOff + i·inS1 + j·inS2 + e]; a stride 0 broadcasts.
+   */
+  copy(pass, { src, out, outer, inner = 1, width, inS1, inS2 = 0, inOff = 0, outS1, outS2 = 0, outOff = 0,
+    accumulate = false, alpha = 1 }) {
+    if (outer * inner * width === 0) return;
+    const u = this.engine.uniform([["u32", outer], ["u32", inner], ["u32", width], ["u32", inS1], ["u32", inS2],
+      ["u32", inOff], ["u32", outS1], ["u32", outS2], ["u32", outOff], ["u32", accumulate ? 1 : 0], ["f32", alpha]]);
+    this.engine.dispatch(pass, this.p.copy, { 0: u, 1: src, 2: out }, groups64(outer * inner * width));
   }
 
   /**

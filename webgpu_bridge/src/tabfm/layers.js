@@ -13,13 +13,13 @@
 // query-norm weights, the cell embedder's packed map, the class tables) are made on the
 // CPU once and uploaded the same way. Buffers of activations are the engine's, under
 // "tabfm." roles.
-import { MAX_HEAD_DIM, Operators, fold, groups64, ropeTable } from "../operators.js";
+import { MAX_HEAD_DIM, Operators, fold, ropeTable } from "../operators.js";
 
 export const EPS = 1e-6;
 /** The constant MultiheadAttention scales its queries by (with 1/√d_head and softplus). */
 export const LOG2E = 1.442695041;
 const SOFTPLUS_THRESHOLD = 20;
-export const TABFM_KERNELS = ["tabfm_cells", "tabfm_target", "tabicl_copy"];
+export const TABFM_KERNELS = ["tabfm_cells", "tabfm_target"];
 /** The widest head tabfm_attention_wide.wgsl takes, and the floats of its K or V tile. */
 export const MAX_WIDE_HEAD_DIM = 256;
 const WIDE_TILE_FLOATS = 2048;
@@ -189,12 +189,9 @@ export class Ops {
     fold(a.H * a.batches * Math.ceil(a.Tq / 64)));
   }
 
-  /** Strided copy (tabicl_copy.wgsl); `inS1`/`inS2` 0 broadcast. */
-  copy(pass, { src, out, outer, inner, width, inS1, inS2, inOff = 0, outS1, outS2, outOff = 0 }) {
-    if (outer * inner * width === 0) return;
-    this.run(pass, "tabicl_copy", [["u32", outer], ["u32", inner], ["u32", width], ["u32", inS1], ["u32", inS2],
-      ["u32", inOff], ["u32", outS1], ["u32", outS2], ["u32", outOff], ["u32", 0], ["f32", 1]],
-    { 1: src, 2: out }, groups64(outer * inner * width));
+  /** Strided copy (the operators' `copy`); `inS1`/`inS2` 0 broadcast. */
+  copy(pass, args) {
+    this.operators.copy(pass, args);
   }
 
   /** The cos/sin table of a stage's RoPE frequencies for `period` positions, uploaded once. */

@@ -9,9 +9,9 @@
 // pipeline cache; buffers live in its per-role buffers (prefix "tabicl."), weights are
 // uploaded once per engine and weights object, and each dispatch gets its own uniform block
 // from the engine.
-import { MAX_SSMAX_HIDDEN, Operators, groups64, ropeTable } from "../operators.js";
+import { MAX_SSMAX_HIDDEN, Operators, ropeTable } from "../operators.js";
 
-export const TABICL_KERNELS = ["tabicl_copy", "tabicl_cells", "tabicl_target"];
+export const TABICL_KERNELS = ["tabicl_cells", "tabicl_target"];
 export const LN_EPS = 1e-5;
 /** Rows one linear dispatch may cover (65535 workgroups of 32 rows). */
 export const MAX_DISPATCH_ROWS = 65535 * 32;
@@ -96,13 +96,9 @@ export class Ops {
     this.operators.layerNorm(pass, { x, xOff, rows, D, eps: LN_EPS, g: this.w(`${prefix}.weight`), b, out, outOff });
   }
 
-  /** Strided copy (tabicl_copy.wgsl); `inS1`/`inS2` 0 broadcast. */
-  copy(pass, { src, out, outer, inner, width, inS1, inS2, inOff = 0, outS1, outS2, outOff = 0,
-    accumulate = false, alpha = 1 }) {
-    if (outer * inner * width === 0) return;
-    this.run(pass, "tabicl_copy", [["u32", outer], ["u32", inner], ["u32", width], ["u32", inS1], ["u32", inS2],
-      ["u32", inOff], ["u32", outS1], ["u32", outS2], ["u32", outOff], ["u32", accumulate ? 1 : 0], ["f32", alpha]],
-    { 1: src, 2: out }, groups64(outer * inner * width));
+  /** Strided copy (the operators' `copy`); `inS1`/`inS2` 0 broadcast. */
+  copy(pass, args) {
+    this.operators.copy(pass, args);
   }
 
   /**

@@ -14,7 +14,7 @@
 // (prefix "tabpfn."), each dispatch with its own uniform block.
 import { MAX_SSMAX_HIDDEN, Operators, groups64, ropeTable } from "../operators.js";
 
-export const TABPFN_KERNELS = ["tabpfn_cells", "tabpfn_copy", "tabpfn_decoder"];
+export const TABPFN_KERNELS = ["tabpfn_cells", "tabpfn_decoder"];
 /** nn.RMSNorm(eps=None): float32's machine epsilon. */
 export const RMS_EPS = 2 ** -23;
 /** Rows one linear dispatch may cover (65535 workgroups of 32 rows). */
@@ -170,13 +170,9 @@ export class Ops {
     this.operators.rmsNorm(pass, { x, xOff, rows, D, eps: RMS_EPS, g, out, outOff });
   }
 
-  /** Strided copy (kernels/tabpfn_copy.wgsl); strides 0 broadcast. */
-  copy(pass, { src, out, outer, inner = 1, width, inS1, inS2 = 0, inOff = 0, outS1, outS2 = 0, outOff = 0,
-    accumulate = false }) {
-    if (outer * inner * width === 0) return;
-    this.run(pass, "tabpfn_copy", [["u32", outer], ["u32", inner], ["u32", width], ["u32", inS1], ["u32", inS2],
-      ["u32", inOff], ["u32", outS1], ["u32", outS2], ["u32", outOff], ["u32", accumulate ? 1 : 0]],
-    { 1: src, 2: out }, outer * inner * width);
+  /** Strided copy (the operators' `copy`); strides 0 broadcast. */
+  copy(pass, args) {
+    this.operators.copy(pass, args);
   }
 
   /** RoPE table of tensor `freqs` for positions 0 … period − 1 (uploaded once). */

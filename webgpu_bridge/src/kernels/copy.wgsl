@@ -1,9 +1,10 @@
-// Strided copy of `outer` x `inner` runs of `width` floats:
+// Strided copy of `outer` x `inner` runs of `width` floats, every model's (operators.js's
+// `copy`):
 //   out[outOff + i * outS1 + j * outS2 + e] (= or +=) alpha * src[inOff + i * inS1 + j * inS2 + e]
 // Broadcasts (a stride 0: the inducing points to every column, the CLS tokens to every
-// row), the column stage's (column, row) output into the row stage's (row, token) layout
-// (accumulate with alpha = 1 / passes averages the mixed-radix passes), and the CLS tokens
-// out of a row's tokens.
+// row), a column stage's (column, row) output into a row stage's (row, token) layout
+// (TabICL: accumulate with alpha = 1 / passes averages the mixed-radix passes), and the
+// CLS tokens out of a row's tokens.
 struct Params { outer: u32, inner: u32, width: u32, inS1: u32, inS2: u32, inOff: u32, outS1: u32,
                 outS2: u32, outOff: u32, accumulate: u32, alpha: f32 }
 
