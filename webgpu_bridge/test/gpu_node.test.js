@@ -3,24 +3,14 @@
 // because the Vulkan loader reads LD_LIBRARY_PATH / VK_ICD_FILENAMES at start-up.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
-
-const LIB = "/usr/lib/chromium";
-const ICD = `${LIB}/vk_swiftshader_icd.json`;
-const allowMissing = process.env.ARENALITE_ALLOW_NO_BROWSER === "1";
+import { requireGpu, swiftshaderEnv } from "./swiftshader.js";
 
 test("the models, the tiled linear and the tiled attention on dawn.node match the float64 reference", (t) => {
-  if (!existsSync(ICD) || !existsSync(`${LIB}/libvulkan.so.1`)) {
-    if (allowMissing) return t.skip(`no ${ICD} (ARENALITE_ALLOW_NO_BROWSER=1)`);
-    assert.fail(`${ICD} or ${LIB}/libvulkan.so.1 is missing: install Debian's chromium ` +
-      "(apt-get install chromium) or set ARENALITE_ALLOW_NO_BROWSER=1");
-  }
+  if (!requireGpu(t)) return;
   const script = fileURLToPath(new URL("./gpu_node_run.mjs", import.meta.url));
-  const env = { ...process.env, VK_ICD_FILENAMES: process.env.VK_ICD_FILENAMES ?? ICD,
-    LD_LIBRARY_PATH: [LIB, process.env.LD_LIBRARY_PATH].filter(Boolean).join(":") };
-  const run = spawnSync(process.execPath, [script], { env, encoding: "utf8", timeout: 120000 });
+  const run = spawnSync(process.execPath, [script], { env: swiftshaderEnv(), encoding: "utf8", timeout: 120000 });
   assert.equal(run.status, 0, `GPU run failed (status ${run.status}, signal ${run.signal}):\n${run.stderr}`);
   const report = JSON.parse(run.stdout.trim().split("\n").at(-1));
   assert.equal(report.adapter.architecture, "swiftshader");

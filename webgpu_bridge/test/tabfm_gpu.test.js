@@ -7,21 +7,9 @@
 // with ARENALITE_SKIP_PYTHON=1), query batch sizes, members with their own cache keys,
 // forced small buffer limits, and the dispatch counts.
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { test } from "node:test";
-import { fileURLToPath } from "node:url";
+import { python, reportTest } from "./swiftshader.js";
 
-const LIB = "/usr/lib/chromium";
-const ICD = `${LIB}/vk_swiftshader_icd.json`;
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const TOL = 1e-4;
-const allowMissing = process.env.ARENALITE_ALLOW_NO_BROWSER === "1";
-const haveGpu = existsSync(ICD) && existsSync(`${LIB}/libvulkan.so.1`);
-const python = process.env.ARENALITE_PYTHON ?? join(ROOT, ".venv-pins/bin/python");
-const havePython = process.env.ARENALITE_SKIP_PYTHON !== "1" && existsSync(python);
 
 // Random configs (every switch of the architecture: head counts and widths, group sizes,
 // block counts, CLS counts, decoder width, class counts, ICL heads past 64 floats) and tables (1–20 features, d below
@@ -78,44 +66,7 @@ for c in cases:
 json.dump(cases, open(f"{out}/cases.json", "w"))
 `;
 
-function runGpu() {
-  const dir = mkdtempSync(join(tmpdir(), "tabfm-gpu-"));
-  const out = join(dir, "report.json");
-  const script = fileURLToPath(new URL("./tabfm_gpu_run.mjs", import.meta.url));
-  const env = { ...process.env, VK_ICD_FILENAMES: process.env.VK_ICD_FILENAMES ?? ICD,
-    LD_LIBRARY_PATH: [LIB, process.env.LD_LIBRARY_PATH].filter(Boolean).join(":") };
-  try {
-    if (havePython) {
-      const made = spawnSync(python, ["-c", MAKE_CASES, dir, JSON.stringify(CASES)],
-        { cwd: ROOT, encoding: "utf8", timeout: 300000 });
-      assert.equal(made.status, 0, `numpy reference cases failed:\n${made.stderr}`);
-    }
-    const run = spawnSync(process.execPath, [script, out, ...(havePython ? [dir] : [])],
-      { env, encoding: "utf8", timeout: 900000 });
-    assert.equal(run.status, 0, `GPU run failed (status ${run.status}, signal ${run.signal}):\n${run.stderr}`);
-    return JSON.parse(readFileSync(out, "utf8"));
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-let report = null;  // the run's report, or the Error it ended in (one run for every test below)
-const gpuTest = (name, fn) => test(name, (t) => {
-  if (!haveGpu) {
-    if (allowMissing) return t.skip(`no ${ICD} (ARENALITE_ALLOW_NO_BROWSER=1)`);
-    assert.fail(`${ICD} or ${LIB}/libvulkan.so.1 is missing: install Debian's chromium ` +
-      "(apt-get install chromium) or set ARENALITE_ALLOW_NO_BROWSER=1");
-  }
-  if (report === null) {
-    try {
-      report = runGpu();
-    } catch (error) {
-      report = error;
-    }
-  }
-  if (report instanceof Error) throw report;
-  return fn(report, t);
-});
+const gpuTest = reportTest("tabfm_gpu_run.mjs", { timeout: 900000, makeCases: { code: MAKE_CASES, cases: CASES } });
 
 const STAGES = ["cells", "column", "row", "column_2", "row_2", "icl", "output"];
 

@@ -7,49 +7,9 @@
 // separate operands, with both halves of one product and a strided output, and past exp's
 // range.
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { test } from "node:test";
-import { fileURLToPath } from "node:url";
+import { reportTest } from "./swiftshader.js";
 
-const LIB = "/usr/lib/chromium";
-const ICD = `${LIB}/vk_swiftshader_icd.json`;
-const allowMissing = process.env.ARENALITE_ALLOW_NO_BROWSER === "1";
-const haveGpu = existsSync(ICD) && existsSync(`${LIB}/libvulkan.so.1`);
-
-function runGpu() {
-  const dir = mkdtempSync(join(tmpdir(), "tabfm-ops-"));
-  const out = join(dir, "report.json");
-  const script = fileURLToPath(new URL("./tabfm_gpu_ops_run.mjs", import.meta.url));
-  const env = { ...process.env, VK_ICD_FILENAMES: process.env.VK_ICD_FILENAMES ?? ICD,
-    LD_LIBRARY_PATH: [LIB, process.env.LD_LIBRARY_PATH].filter(Boolean).join(":") };
-  try {
-    const run = spawnSync(process.execPath, [script, out], { env, encoding: "utf8", timeout: 300000 });
-    assert.equal(run.status, 0, `GPU run failed (status ${run.status}, signal ${run.signal}):\n${run.stderr}`);
-    return JSON.parse(readFileSync(out, "utf8"));
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-let report = null;
-const gpuTest = (name, fn) => test(name, (t) => {
-  if (!haveGpu) {
-    if (allowMissing) return t.skip(`no ${ICD} (ARENALITE_ALLOW_NO_BROWSER=1)`);
-    assert.fail(`${ICD} or ${LIB}/libvulkan.so.1 is missing: install Debian's chromium or set ARENALITE_ALLOW_NO_BROWSER=1`);
-  }
-  if (report === null) {
-    try {
-      report = runGpu();
-    } catch (error) {
-      report = error;
-    }
-  }
-  if (report instanceof Error) throw report;
-  return fn(report, t);
-});
+const gpuTest = reportTest("tabfm_gpu_ops_run.mjs", { timeout: 300000 });
 
 /** RMSNorm in float64: x / sqrt(mean(x²) + eps) · g per row of D. */
 function rmsNorm64(x, xOff, rows, D, g, eps = 1e-6) {

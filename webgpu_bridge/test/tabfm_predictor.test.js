@@ -5,46 +5,13 @@
 // (tests/data/tabfm/js/predict.json, scripts/make_tabfm_js_fixtures.py) within 1e-4;
 // progress per member, the timings' split and names, Python's messages.
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { test } from "node:test";
-import { fileURLToPath } from "node:url";
+import { reportTest } from "./swiftshader.js";
 
-const LIB = "/usr/lib/chromium";
-const ICD = `${LIB}/vk_swiftshader_icd.json`;
 const TOL = 1e-4;
-const allowMissing = process.env.ARENALITE_ALLOW_NO_BROWSER === "1";
-const haveGpu = existsSync(ICD) && existsSync(`${LIB}/libvulkan.so.1`);
 
-let report = null;
-function run() {
-  if (report) return report;
-  const dir = mkdtempSync(join(tmpdir(), "tabfm-predictor-"));
-  const out = join(dir, "report.json");
-  const env = { ...process.env, VK_ICD_FILENAMES: process.env.VK_ICD_FILENAMES ?? ICD,
-    LD_LIBRARY_PATH: [LIB, process.env.LD_LIBRARY_PATH].filter(Boolean).join(":") };
-  try {
-    const child = spawnSync(process.execPath, [fileURLToPath(new URL("./tabfm_predictor_run.mjs", import.meta.url)), out],
-      { env, encoding: "utf8", timeout: 600000 });
-    assert.equal(child.status, 0, `GPU run failed (status ${child.status}, signal ${child.signal}):\n${child.stderr}`);
-    report = JSON.parse(readFileSync(out, "utf8"));
-    return report;
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
+const gpuTest = reportTest("tabfm_predictor_run.mjs", { timeout: 600000 });
 
-const gpuTest = (name, fn) => test(name, (t) => {
-  if (!haveGpu) {
-    if (allowMissing) return t.skip(`no ${ICD} (ARENALITE_ALLOW_NO_BROWSER=1)`);
-    assert.fail(`${ICD} is missing: install Debian's chromium or set ARENALITE_ALLOW_NO_BROWSER=1`);
-  }
-  return fn(t, run());
-});
-
-gpuTest("the ensemble equals Python's arenalite.models.predict within 1e-4 (arrays, text, dates, missing cells)", (t, r) => {
+gpuTest("the ensemble equals Python's arenalite.models.predict within 1e-4 (arrays, text, dates, missing cells)", (r) => {
   assert.equal(r.runs.length, 8);
   for (const c of r.runs) {
     assert.equal(c.outLen, c.refLen, c.name);
@@ -54,7 +21,7 @@ gpuTest("the ensemble equals Python's arenalite.models.predict within 1e-4 (arra
   console.log(JSON.stringify(r.runs.map((c) => [c.name, c.maxDiff, c.task === "regression" ? c.maxDiff / c.std : null])));
 });
 
-gpuTest("progress per member and timings split as predictor.py's T_fold", (t, r) => {
+gpuTest("progress per member and timings split as predictor.py's T_fold", (r) => {
   for (const c of r.runs) {
     assert.deepEqual(c.progress, Array.from({ length: c.members }, (_, i) => [i + 1, c.members]), c.name);
     const { embed, layers, head, total, layerNames } = c.timings;
@@ -67,7 +34,7 @@ gpuTest("progress per member and timings split as predictor.py's T_fold", (t, r)
   }
 });
 
-gpuTest("Python's messages: no weights, a checkpoint of the other task, an option off its range", (t, r) => {
+gpuTest("Python's messages: no weights, a checkpoint of the other task, an option off its range", (r) => {
   assert.equal(r.errors.noWeights, r.errors.NO_WEIGHTS);
   assert.equal(r.errors.wrongTask, `checkpoint '${r.errors.regressorName}' is a Google TabFM regression checkpoint; ` +
     "task 'binary' needs its classification checkpoint");

@@ -7,21 +7,11 @@
 // ARENALITE_SKIP_PYTHON=1), query batch sizes, forced small buffer limits, the exact GELU
 // against a float64 erf, and the telemetry's consistency.
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { test } from "node:test";
-import { fileURLToPath } from "node:url";
+import { ROOT, python, reportTest } from "./swiftshader.js";
 
-const LIB = "/usr/lib/chromium";
-const ICD = `${LIB}/vk_swiftshader_icd.json`;
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const TOL = 1e-4;
-const allowMissing = process.env.ARENALITE_ALLOW_NO_BROWSER === "1";
-const haveGpu = existsSync(ICD) && existsSync(`${LIB}/libvulkan.so.1`);
-const python = process.env.ARENALITE_PYTHON ?? join(ROOT, ".venv-pins/bin/python");
-const havePython = process.env.ARENALITE_SKIP_PYTHON !== "1" && existsSync(python);
 
 // Random shapes (features, classes, context rows, query rows, batch): 1–100 features,
 // 2–10 and 13 classes (the tree), 8–1024 context rows, odd batches, and the other config
@@ -104,44 +94,7 @@ export function gelu64(x) {
   return x * (x >= 0 ? 1 - c / 2 : c / 2);
 }
 
-function runGpu() {
-  const dir = mkdtempSync(join(tmpdir(), "tabicl-gpu-"));
-  const out = join(dir, "report.json");
-  const script = fileURLToPath(new URL("./tabicl_gpu_run.mjs", import.meta.url));
-  const env = { ...process.env, VK_ICD_FILENAMES: process.env.VK_ICD_FILENAMES ?? ICD,
-    LD_LIBRARY_PATH: [LIB, process.env.LD_LIBRARY_PATH].filter(Boolean).join(":") };
-  try {
-    if (havePython) {
-      const made = spawnSync(python, ["-c", MAKE_CASES, dir, JSON.stringify(CASES)],
-        { cwd: ROOT, encoding: "utf8", timeout: 300000 });
-      assert.equal(made.status, 0, `numpy reference cases failed:\n${made.stderr}`);
-    }
-    const run = spawnSync(process.execPath, [script, out, ...(havePython ? [dir] : [])],
-      { env, encoding: "utf8", timeout: 900000 });
-    assert.equal(run.status, 0, `GPU run failed (status ${run.status}, signal ${run.signal}):\n${run.stderr}`);
-    return JSON.parse(readFileSync(out, "utf8"));
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-let report = null;  // the run's report, or the Error it ended in (one run for every test below)
-const gpuTest = (name, fn) => test(name, (t) => {
-  if (!haveGpu) {
-    if (allowMissing) return t.skip(`no ${ICD} (ARENALITE_ALLOW_NO_BROWSER=1)`);
-    assert.fail(`${ICD} or ${LIB}/libvulkan.so.1 is missing: install Debian's chromium ` +
-      "(apt-get install chromium) or set ARENALITE_ALLOW_NO_BROWSER=1");
-  }
-  if (report === null) {
-    try {
-      report = runGpu();
-    } catch (error) {
-      report = error;
-    }
-  }
-  if (report instanceof Error) throw report;
-  return fn(report, t);
-});
+const gpuTest = reportTest("tabicl_gpu_run.mjs", { timeout: 900000, makeCases: { code: MAKE_CASES, cases: CASES } });
 
 gpuTest("the committed stage fixtures: column, row and output within 1e-4 of numpy", (r) => {
   assert.equal(r.adapter.architecture, "swiftshader");

@@ -5,51 +5,18 @@
 // TabICLv1-layout fixture (shared column stages) against the package's predict_proba too,
 // progress per member, Python's messages, and the telemetry's consistency.
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { test } from "node:test";
-import { fileURLToPath } from "node:url";
+import { reportTest } from "./swiftshader.js";
 import { TABICL_NO_WEIGHTS } from "../src/index.js";
 
-const LIB = "/usr/lib/chromium";
-const ICD = `${LIB}/vk_swiftshader_icd.json`;
 const TOL = 1e-4;
 // T_fold (embed + Σ layers + head) against the wall time around Bridge.predict: the rest is
 // validation, the weights lookup (cached), the member's creation and timer.finish's one
 // timestamp read-back: 5–43 ms measured on SwiftShader here; asserted below this (README)
 const OVERHEAD_MS = 250;
-const allowMissing = process.env.ARENALITE_ALLOW_NO_BROWSER === "1";
-const haveGpu = existsSync(ICD) && existsSync(`${LIB}/libvulkan.so.1`);
 
-let report = null;
-function run() {
-  if (report) return report;
-  const dir = mkdtempSync(join(tmpdir(), "tabicl-predictor-"));
-  const out = join(dir, "report.json");
-  const env = { ...process.env, VK_ICD_FILENAMES: process.env.VK_ICD_FILENAMES ?? ICD,
-    LD_LIBRARY_PATH: [LIB, process.env.LD_LIBRARY_PATH].filter(Boolean).join(":") };
-  try {
-    const child = spawnSync(process.execPath, [fileURLToPath(new URL("./tabicl_predictor_run.mjs", import.meta.url)), out],
-      { env, encoding: "utf8", timeout: 600000 });
-    assert.equal(child.status, 0, `GPU run failed (status ${child.status}, signal ${child.signal}):\n${child.stderr}`);
-    report = JSON.parse(readFileSync(out, "utf8"));
-    return report;
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
+const gpuTest = reportTest("tabicl_predictor_run.mjs", { timeout: 600000 });
 
-const gpuTest = (name, fn) => test(name, (t) => {
-  if (!haveGpu) {
-    if (allowMissing) return t.skip(`no ${ICD} (ARENALITE_ALLOW_NO_BROWSER=1)`);
-    assert.fail(`${ICD} is missing: install Debian's chromium or set ARENALITE_ALLOW_NO_BROWSER=1`);
-  }
-  return fn(t, run());
-});
-
-gpuTest("the ensemble equals Python's arenalite.models.predict within 1e-4 (.ckpt and .safetensors)", (t, r) => {
+gpuTest("the ensemble equals Python's arenalite.models.predict within 1e-4 (.ckpt and .safetensors)", (r, t) => {
   if (!r.python) return t.skip("no repository Python for the reference");
   for (const c of r.runs) {
     assert.equal(c.outLen, c.refLen, c.weights);
@@ -57,7 +24,7 @@ gpuTest("the ensemble equals Python's arenalite.models.predict within 1e-4 (.ckp
   }
 });
 
-gpuTest("progress per member, probabilities and a spread", (t, r) => {
+gpuTest("progress per member, probabilities and a spread", (r) => {
   for (const c of r.runs) {
     assert.deepEqual(c.members, [[1, 2], [2, 2]]);
     if (c.task === "regression") {
@@ -72,7 +39,7 @@ gpuTest("progress per member, probabilities and a spread", (t, r) => {
   }
 });
 
-gpuTest("telemetry: per-layer stages, GPU ≤ wall per stage, T_fold = embed + Σ layers + head within the overhead", (t, r) => {
+gpuTest("telemetry: per-layer stages, GPU ≤ wall per stage, T_fold = embed + Σ layers + head within the overhead", (r) => {
   for (const c of r.runs) {
     const { timings: tm } = c;
     assert.equal(tm.layers.length, 4, "2 row blocks + 2 ICL layers of the fixture");
@@ -86,7 +53,7 @@ gpuTest("telemetry: per-layer stages, GPU ≤ wall per stage, T_fold = embed + �
   }
 });
 
-gpuTest("Python's messages: no weights, a checkpoint of the other task, a file that is not a checkpoint", (t, r) => {
+gpuTest("Python's messages: no weights, a checkpoint of the other task, a file that is not a checkpoint", (r) => {
   const m = r.messages;
   assert.equal(m.noWeights, TABICL_NO_WEIGHTS);
   assert.match(m.regressorOnClasses, /^checkpoint '.*regressor_small\.ckpt' is a TabICL regressor \(max_classes 0\); task 'multiclass' needs a TabICL classifier checkpoint$/);
@@ -95,7 +62,7 @@ gpuTest("Python's messages: no weights, a checkpoint of the other task, a file t
 });
 
 gpuTest("a classifier without feature groups (TabICLv1's layout) shares each call's first column stage: " +
-  "the package's predict_proba at 8 members within 1e-5, and Python's", (t, r) => {
+  "the package's predict_proba at 8 members within 1e-5, and Python's", (r, t) => {
   const v = r.v1;
   assert.equal(v.outLen, v.wrapperLen);
   assert.deepEqual(v.members.map(([, total]) => total), Array(8).fill(8));

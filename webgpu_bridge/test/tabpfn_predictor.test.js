@@ -6,50 +6,18 @@
 // scripts/make_tabpfn_js_predictor_fixtures.py) within 1e-4; progress per member and the
 // timings' layers. The refusals need no GPU.
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { test } from "node:test";
-import { fileURLToPath } from "node:url";
+import { reportTest } from "./swiftshader.js";
 import {
   NO_WEIGHTS, checkClasses, checkTabpfnTask, nMembers, probabilities, refuseUnported, runTabpfn,
 } from "../src/tabpfn/predictor.js";
 import { V2_5_INFERENCE_CONFIG } from "../src/tabpfn/checkpoint.js";
 
-const LIB = "/usr/lib/chromium";
-const ICD = `${LIB}/vk_swiftshader_icd.json`;
 const TOL = 1e-4;
-const allowMissing = process.env.ARENALITE_ALLOW_NO_BROWSER === "1";
-const haveGpu = existsSync(ICD) && existsSync(`${LIB}/libvulkan.so.1`);
 
-let report = null;
-function run() {
-  if (report) return report;
-  const dir = mkdtempSync(join(tmpdir(), "tabpfn-predictor-"));
-  const out = join(dir, "report.json");
-  const env = { ...process.env, VK_ICD_FILENAMES: process.env.VK_ICD_FILENAMES ?? ICD,
-    LD_LIBRARY_PATH: [LIB, process.env.LD_LIBRARY_PATH].filter(Boolean).join(":") };
-  try {
-    const child = spawnSync(process.execPath, [fileURLToPath(new URL("./tabpfn_predictor_run.mjs", import.meta.url)), out],
-      { env, encoding: "utf8", timeout: 900000 });
-    assert.equal(child.status, 0, `GPU run failed (status ${child.status}, signal ${child.signal}):\n${child.stderr}`);
-    report = JSON.parse(readFileSync(out, "utf8"));
-    return report;
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
+const gpuTest = reportTest("tabpfn_predictor_run.mjs", { timeout: 900000 });
 
-const gpuTest = (name, fn) => test(name, (t) => {
-  if (!haveGpu) {
-    if (allowMissing) return t.skip(`no ${ICD} (ARENALITE_ALLOW_NO_BROWSER=1)`);
-    assert.fail(`${ICD} is missing: install Debian's chromium or set ARENALITE_ALLOW_NO_BROWSER=1`);
-  }
-  return fn(t, run());
-});
-
-gpuTest("runTabpfn equals Python's arenalite.models.predict within 1e-4 (probabilities; mean and spread over std(y))", (t, r) => {
+gpuTest("runTabpfn equals Python's arenalite.models.predict within 1e-4 (probabilities; mean and spread over std(y))", (r) => {
   for (const c of r.runs) {
     if (c.task === "regression") {
       assert.ok(c.mean / c.yStd <= TOL, `${c.name}: mean ${c.mean} (std(y) ${c.yStd})`);
@@ -61,7 +29,7 @@ gpuTest("runTabpfn equals Python's arenalite.models.predict within 1e-4 (probabi
   if (process.env.TABPFN_FIGURES) console.log(JSON.stringify(r.runs.map(({ name, proba, mean, spread, yStd }) => ({ name, proba, mean, spread, yStd }))));
 });
 
-gpuTest("progress per member and the T_fold stages", (t, r) => {
+gpuTest("progress per member and the T_fold stages", (r) => {
   for (const c of r.runs) {
     assert.deepEqual(c.progress, Array.from({ length: c.members }, (_, i) => [i + 1, c.members]), c.name);
     assert.equal(c.layers, c.layerNames.length);
