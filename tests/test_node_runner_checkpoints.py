@@ -6,7 +6,6 @@ with its GPU timestamp, T_head, their sum the fold's time). The committed random
 fixtures (tests/data/tabpfn/classifier_small.ckpt and regressor_small.ckpt,
 tests/data/tabfm/small: its classification/ and regression/ folders, the task picks), 2
 members: SwiftShader is slow.
-A model runs here once its registry entry lists the ``webgpu`` runner (the bridge has it).
 """
 
 from __future__ import annotations
@@ -18,7 +17,6 @@ import pandas as pd
 import pytest
 
 from arenalite import cli, runner
-from arenalite.models import registry
 from node_harness import require_swiftshader
 from test_node_runner_tables import read, write_table
 
@@ -29,7 +27,7 @@ WEIGHTS = {("tabpfn", "binary"): DATA / "tabpfn" / "classifier_small.ckpt",
            **{("tabfm", task): DATA / "tabfm" / "small"
               for task in ("binary", "multiclass", "regression")}}
 TOL = 1e-4
-CASES = [case for case in WEIGHTS if "webgpu" in registry.runners(case[0])]
+CASES = list(WEIGHTS)
 pytestmark = [pytest.mark.needs_processes, pytest.mark.slow]
 
 
