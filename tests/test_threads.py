@@ -157,3 +157,33 @@ def test_tabular_fm_on_more_threads_gives_the_same_output(task: str, restore_cou
     four = run()
     scale = max(1.0, float(np.abs(one).max()))
     np.testing.assert_allclose(four, one, atol=1e-6 * scale, rtol=1e-6)
+
+
+@pytest.mark.needs_threads
+def test_a_small_stage_runs_on_blas_threads_and_gives_the_pools_output(
+        monkeypatch: pytest.MonkeyPatch, restore_count) -> None:
+    from arenalite.models import tabpfn
+
+    threads.set_count(2)
+    libs = threads._openblas()
+    if not libs:
+        pytest.skip("no OpenBLAS in this process: blas_threads_for leaves the pool as it is")
+    with threads.pooled():
+        assert [get() for get, _ in libs] == [1] * len(libs)
+        with threads.blas_threads_for(threads.SMALL_STAGE_ROWS - 1):
+            assert threads.workers() == 1 and threads.spread(100, 10**9) == 100
+            assert [get() for get, _ in libs] == [2] * len(libs)
+            assert threads.map_chunks(lambda c: c * 2, [1, 2, 3]) == [2, 4, 6]
+        assert threads.workers() == 2 and [get() for get, _ in libs] == [1] * len(libs)
+        with threads.blas_threads_for(threads.SMALL_STAGE_ROWS):  # not small: unchanged
+            assert threads.workers() == 2 and [get() for get, _ in libs] == [1] * len(libs)
+    tdata = Path(__file__).parent / "data" / "tabpfn"
+    model = tabpfn.load(tdata / "classifier_small.ckpt")
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(150, 5)).astype(np.float32)
+    y = (np.arange(100) % 3).astype(np.float32)
+    inline = tabpfn.forward(model, x[:100], y, x[100:])
+    monkeypatch.setattr(threads, "SMALL_STAGE_ROWS", 0)  # every stage on the pool
+    pooled = tabpfn.forward(model, x[:100], y, x[100:])
+    scale = max(1.0, float(np.abs(pooled).max()))
+    np.testing.assert_allclose(inline, pooled, atol=1e-6 * scale, rtol=1e-6)

@@ -259,7 +259,7 @@ def attend_context(block: Any, h: np.ndarray, kv: tuple[np.ndarray, np.ndarray],
 def context_keys_values(block: Any, h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``block.cache(h)``: the context rows' keys and values (each heads × N × d), one row
     chunk per worker thread (a row's keys and values are its own)."""
-    parts = chunks(h.shape[0], math.ceil(h.shape[0] / threads.count()))
+    parts = chunks(h.shape[0], math.ceil(h.shape[0] / threads.workers()))
     if len(parts) == 1:
         return block.cache(h)
     done = threads.map_chunks(lambda rows: block.cache(h[rows]), parts)

@@ -103,14 +103,15 @@ def fit_context(stage: ICLStage, r_train: np.ndarray, y_train: np.ndarray,
     layer's output."""
     h = r_train + embed_target(stage.y_encoder, y_train, stage.classification)
     cached = []
-    for layer in stage.layers:
-        x = norm(layer.block, "layernorm", h)
-        k, v = layer.keys_values(x)
-        cached.append((np.ascontiguousarray(k[:stage.test_heads]),
-                       np.ascontiguousarray(v[:stage.test_heads])))
-        h = _through(stage, layer, h, (k, v), x)
-        if layers is not None:
-            layers.append(h)
+    with threads.blas_threads_for(h.shape[0]):
+        for layer in stage.layers:
+            x = norm(layer.block, "layernorm", h)
+            k, v = layer.keys_values(x)
+            cached.append((np.ascontiguousarray(k[:stage.test_heads]),
+                           np.ascontiguousarray(v[:stage.test_heads])))
+            h = _through(stage, layer, h, (k, v), x)
+            if layers is not None:
+                layers.append(h)
     return norm(stage.root, "output_norm", h), ICLCache(tuple(cached))
 
 
@@ -118,8 +119,9 @@ def query(stage: ICLStage, cache: ICLCache, r: np.ndarray,
           layers: list[np.ndarray] | None = None) -> np.ndarray:
     """Query rows' representations (M, D) → their output after ``output_norm`` (M, D)."""
     h = r
-    for layer, kv in zip(stage.layers, cache.kv, strict=True):
-        h = _through(stage, layer, h, kv)
-        if layers is not None:
-            layers.append(h)
+    with threads.blas_threads_for(h.shape[0]):
+        for layer, kv in zip(stage.layers, cache.kv, strict=True):
+            h = _through(stage, layer, h, kv)
+            if layers is not None:
+                layers.append(h)
     return norm(stage.root, "output_norm", h)
