@@ -1,0 +1,118 @@
+"""A small ICL stage on the pool's row chunks or on BLAS's own threads, calls back to back.
+
+``python bench/bench_small_stage.py --model tabpfn --shape 128x48x4 [--threads 2] [--rounds 6]``
+(needs the model's extra: torch and the package). One member's raw forward of the full-size
+random model (as ``bench_tabpfn.py`` / ``bench_tabicl.py`` build it), five calls in a row
+per block, blocks in turn: ``pool`` (every stage in row chunks on arenalite's pool,
+``threads.SMALL_STAGE_ROWS`` set to 0), ``default`` (arenalite as shipped: an ICL stage of
+fewer rows on OpenBLAS's threads, :func:`arenalite.models.threads.blas_threads_for`) and the
+package's torch forward. The median of the blocks' medians is printed with numpy / torch.
+
+Why not call by call, as the other forward benches alternate: after a multi-threaded
+product OpenBLAS's workers spin for a while, and a torch call started inside that time
+runs on a contended core (measured: torch's 128 + 48 × 4 call 0.205 s alone, 0.25–0.28 s
+right after numpy's), which flatters numpy's ratio. Back to back, numpy pays that cost
+itself, as a user's ensemble of members does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import forward_bench  # bench/, beside this script
+
+if not any(a.startswith("--threads") for a in sys.argv[1:]):
+    sys.argv[1:1] = ["--threads", "all"]  # this bench is about more than one thread
+forward_bench.set_blas_threads()
+
+import numpy as np  # noqa: E402, F401  (numpy loads after the BLAS thread count is set)
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pkg"))
+
+from arenalite.models import threads  # noqa: E402
+
+
+def tabpfn_calls(torch, x, y, n):
+    from tabpfn.architectures import tabpfn_v3
+
+    import bench_tabpfn
+
+    config, _ = tabpfn_v3.parse_config({"max_num_classes": 10})
+    tmodel = bench_tabpfn.randomise(torch, tabpfn_v3.get_architecture(config))
+    tensors = {k: v.detach().numpy().copy() for k, v in tmodel.state_dict().items()}
+    model = bench_tabpfn.TabPFNModel(dataclasses.asdict(config), tensors)
+
+    def run_torch():
+        with torch.no_grad():
+            tmodel(torch.from_numpy(x)[:, None, :], torch.from_numpy(y))
+
+    return (lambda: bench_tabpfn.forward(model, x[:n], y, x[n:])), run_torch
+
+
+def tabicl_calls(torch, x, y, n):
+    from tabicl._model.inference_config import InferenceConfig
+    from tabicl._model.tabicl import TabICL
+
+    import bench_tabicl
+
+    torch.manual_seed(0)
+    config = bench_tabicl.v2_config(TabICL)
+    tmodel = TabICL(**config).eval()
+    tensors = {k: v.detach().numpy().copy() for k, v in tmodel.state_dict().items()}
+    model = bench_tabicl.TabICLModel(config, tensors)
+    base = {"device": "cpu", "use_amp": False, "offload": False}
+    icfg = InferenceConfig(COL_CONFIG=dict(base), ROW_CONFIG=dict(base), ICL_CONFIG=dict(base))
+    return ((lambda: bench_tabicl.forward(model, x[:n], y, x[n:])),
+            (lambda: bench_tabicl.torch_stages(torch, tmodel, x, y, icfg)))
+
+
+def block_median(fn, calls: int = 5) -> float:
+    fn()
+    times = []
+    for _ in range(calls):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", choices=["tabpfn", "tabicl"], default="tabpfn")
+    parser.add_argument("--shape", default="128x48x4", help="context x query rows x features")
+    parser.add_argument("--threads", default="all", help="one thread count (default all)")
+    parser.add_argument("--rounds", type=int, default=6)
+    args = parser.parse_args(argv)
+    count = forward_bench.thread_counts(args.threads)[0]
+    n, m, h = (int(v) for v in args.shape.split("x"))
+    import torch
+
+    torch.set_num_threads(count)
+    threads.set_count(count)
+    forward_bench.report_machine(torch)
+    x, y = forward_bench.data(n, m, h)
+    calls = tabpfn_calls if args.model == "tabpfn" else tabicl_calls
+    run_numpy, run_torch = calls(torch, x, y, n)
+    shipped = threads.SMALL_STAGE_ROWS
+    medians: dict[str, list[float]] = {"pool": [], "default": [], "torch": []}
+    for _ in range(args.rounds):
+        for name in medians:
+            threads.SMALL_STAGE_ROWS = 0 if name == "pool" else shipped
+            medians[name].append(block_median(run_torch if name == "torch" else run_numpy))
+    threads.SMALL_STAGE_ROWS = shipped
+    s = {k: statistics.median(v) for k, v in medians.items()}
+    print(f"{args.model} {n} + {m} x {h}, {count} thread(s), {args.rounds} rounds of 5 calls, "
+          f"load {os.getloadavg()[0]:.2f}: pool {s['pool']:.3f} s, default {s['default']:.3f} s, "
+          f"torch {s['torch']:.3f} s; numpy / torch: pool {s['pool'] / s['torch']:.2f}, "
+          f"default {s['default'] / s['torch']:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
