@@ -72,6 +72,7 @@ export function summarize(rows, warmups = new Map()) {
 export function formatNumber(value) {
   if (value === null || value === undefined || Number.isNaN(value)) return "–";
   if (!Number.isFinite(value)) return value > 0 ? "∞" : "−∞";
+  if (value === 0) return "0";  // an axis's origin reads 0, not 0.000
   const digits = Math.abs(value) >= 100 ? 0 : Math.abs(value) >= 10 ? 1 : Math.abs(value) >= 1 ? 2 : 3;
   return value.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
 }

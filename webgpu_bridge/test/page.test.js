@@ -1,7 +1,7 @@
 // Pure helpers of the WebGPU timing page (page/summary.js): CSV text, summaries, split choice.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { csvText, firstSplits, meanAndSe, repeatsFor, spread, summarize } from "../page/summary.js";
+import { csvText, firstSplits, formatNumber, meanAndSe, repeatsFor, spread, summarize } from "../page/summary.js";
 import { RESULT_COLUMNS } from "../src/index.js";
 
 const row = (over) => ({
@@ -51,4 +51,15 @@ test("firstSplits keeps whole repeats, so both runners accept the file", () => {
   assert.equal(firstSplits(file, 4).splits.length, 6);
   assert.equal(firstSplits(file, 100).splits.length, 9);
   assert.equal(repeatsFor(1, 3, 20), 1);
+});
+
+test("formatNumber: about three significant digits, thousands separators, a plain 0", () => {
+  assert.equal(formatNumber(0), "0");
+  assert.equal(formatNumber(0.01234), "0.012");
+  assert.equal(formatNumber(1.5), "1.50");
+  assert.equal(formatNumber(10.94), "10.9");
+  assert.equal(formatNumber(4568.2), "4,568");
+  assert.equal(formatNumber(-2.5), "-2.50");
+  assert.equal(formatNumber(null), "–");
+  assert.equal(formatNumber(Infinity), "∞");
 });
