@@ -193,10 +193,10 @@ def blas_threads_for(rows: int) -> Iterator[None]:
     BLAS's own threads, :func:`count` of them, instead of row chunks on the pool; larger
     stages, one thread, or no OpenBLAS found: unchanged. Only the main thread enters it."""
     global _inline_depth
-    libs = _openblas()
-    small = (rows < SMALL_STAGE_ROWS and count() > 1 and libs and _blas_depth > 0
+    small = (rows < SMALL_STAGE_ROWS and count() > 1 and _blas_depth > 0
              and not threading.current_thread().name.startswith(POOL_NAME))
-    if not small:
+    libs = _openblas() if small else ()
+    if not libs:
         yield
         return
     with _blas_lock:
