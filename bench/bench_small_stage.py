@@ -18,7 +18,6 @@ itself, as a user's ensemble of members does.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 import statistics
 import sys
@@ -39,14 +38,9 @@ from arenalite.models import threads  # noqa: E402
 
 
 def tabpfn_calls(torch, x, y, n):
-    from tabpfn.architectures import tabpfn_v3
-
     import bench_tabpfn
 
-    config, _ = tabpfn_v3.parse_config({"max_num_classes": 10})
-    tmodel = bench_tabpfn.randomise(torch, tabpfn_v3.get_architecture(config))
-    tensors = {k: v.detach().numpy().copy() for k, v in tmodel.state_dict().items()}
-    model = bench_tabpfn.TabPFNModel(dataclasses.asdict(config), tensors)
+    tmodel, model = bench_tabpfn.build_models(torch)
 
     def run_torch():
         with torch.no_grad():
@@ -56,18 +50,9 @@ def tabpfn_calls(torch, x, y, n):
 
 
 def tabicl_calls(torch, x, y, n):
-    from tabicl._model.inference_config import InferenceConfig
-    from tabicl._model.tabicl import TabICL
-
     import bench_tabicl
 
-    torch.manual_seed(0)
-    config = bench_tabicl.v2_config(TabICL)
-    tmodel = TabICL(**config).eval()
-    tensors = {k: v.detach().numpy().copy() for k, v in tmodel.state_dict().items()}
-    model = bench_tabicl.TabICLModel(config, tensors)
-    base = {"device": "cpu", "use_amp": False, "offload": False}
-    icfg = InferenceConfig(COL_CONFIG=dict(base), ROW_CONFIG=dict(base), ICL_CONFIG=dict(base))
+    tmodel, model, icfg = bench_tabicl.build_models(torch)
     return ((lambda: bench_tabicl.forward(model, x[:n], y, x[n:])),
             (lambda: bench_tabicl.torch_stages(torch, tmodel, x, y, icfg)))
 

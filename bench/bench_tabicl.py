@@ -53,6 +53,22 @@ def v2_config(TabICL) -> dict:
     return config
 
 
+def build_models(torch):
+    """TabICLv2's classifier with the package's random initialisation (seed 0), arenalite's
+    numpy model on the same tensors, and the package's inference config with autocast and
+    offloading off: ``(torch model, TabICLModel, InferenceConfig)``."""
+    from tabicl._model.inference_config import InferenceConfig
+    from tabicl._model.tabicl import TabICL
+
+    torch.manual_seed(0)
+    config = v2_config(TabICL)
+    tmodel = TabICL(**config).eval()
+    tensors = {k: v.detach().numpy().copy() for k, v in tmodel.state_dict().items()}
+    base = {"device": "cpu", "use_amp": False, "offload": False}
+    icfg = InferenceConfig(COL_CONFIG=dict(base), ROW_CONFIG=dict(base), ICL_CONFIG=dict(base))
+    return tmodel, TabICLModel(config, tensors), icfg
+
+
 def torch_stages(torch, model, x, y, config):
     """The package's forward stage by stage (autocast off), with each stage's seconds."""
     xt, yt = torch.from_numpy(x)[None], torch.from_numpy(y)[None]
@@ -129,21 +145,14 @@ def main(argv=None) -> int:
     args.threads = counts[0]
     try:
         import torch
-        from tabicl._model.inference_config import InferenceConfig
         from tabicl._model.tabicl import TabICL
     except ImportError:
         print("bench_tabicl needs torch and tabicl: pip install -e '.[tabicl]'", file=sys.stderr)
         return 2
     torch.set_num_threads(args.threads)
     threads.set_count(args.threads)
-    torch.manual_seed(0)
-    config = v2_config(TabICL)
-    tmodel = TabICL(**config).eval()
-    tensors = {k: v.detach().numpy().copy() for k, v in tmodel.state_dict().items()}
-    model = TabICLModel(config, tensors)
-    n_params = sum(v.size for v in tensors.values())
-    base = {"device": "cpu", "use_amp": False, "offload": False}
-    icfg = InferenceConfig(COL_CONFIG=dict(base), ROW_CONFIG=dict(base), ICL_CONFIG=dict(base))
+    tmodel, model, icfg = build_models(torch)
+    n_params = sum(v.size for v in model.tensors.values())
     print(f"TabICLv2 classifier, random weights: {n_params / 1e6:.2f} M parameters; "
           f"{args.threads} thread(s); torch {torch.__version__}, numpy {np.__version__}")
     forward_bench.report_machine(torch)

@@ -72,6 +72,18 @@ def randomise(torch, model, seed: int = 0):
     return model.eval()
 
 
+def build_models(torch):
+    """The package's default v3 classifier with random weights (:func:`randomise`) and
+    arenalite's numpy model on the same tensors: ``(torch model, TabPFNModel)``."""
+    from tabpfn.architectures import tabpfn_v3
+
+    config, unused = tabpfn_v3.parse_config({"max_num_classes": 10})
+    assert not unused, unused
+    tmodel = randomise(torch, tabpfn_v3.get_architecture(config))
+    tensors = {k: v.detach().numpy().copy() for k, v in tmodel.state_dict().items()}
+    return tmodel, TabPFNModel(dataclasses.asdict(config), tensors)
+
+
 class StageClock:
     """Seconds per stage, summed over the calls since :meth:`reset`."""
 
@@ -129,18 +141,15 @@ def main(argv=None) -> int:
         return 0
     args.threads = counts[0]
     try:
+        import tabpfn.architectures  # noqa: F401  (build_models needs it)
         import torch
-        from tabpfn.architectures import tabpfn_v3
     except ImportError:
         print("bench_tabpfn needs torch and tabpfn: pip install -e '.[tabpfn]'", file=sys.stderr)
         return 2
     torch.set_num_threads(args.threads)
     threads.set_count(args.threads)
-    config, unused = tabpfn_v3.parse_config({"max_num_classes": 10})
-    assert not unused, unused
-    tmodel = randomise(torch, tabpfn_v3.get_architecture(config))
-    tensors = {k: v.detach().numpy().copy() for k, v in tmodel.state_dict().items()}
-    model = TabPFNModel(dataclasses.asdict(config), tensors)
+    tmodel, model = build_models(torch)
+    tensors = model.tensors
     n_params = sum(v.size for k, v in tensors.items() if k != "regression_borders")
     torch_clock, numpy_clock = StageClock(), StageClock()
     time_torch_stages(tmodel, torch_clock)

@@ -12,8 +12,8 @@ import { reprString } from "../py_repr.js";
 import { halfToFloat } from "./torch.js";
 
 /** Bytes per element of the dtypes the checked reader converts to float32 (Python's DTYPES). */
-export const CHECKED_DTYPES = Object.freeze({ F32: 4, F64: 8, F16: 2 });
-export const MAX_HEADER = 100_000_000;
+const CHECKED_DTYPES = Object.freeze({ F32: 4, F64: 8, F16: 2 });
+const MAX_HEADER = 100_000_000;
 
 const asUint8 = (bytes) => (bytes instanceof Uint8Array ? bytes
   : ArrayBuffer.isView(bytes) ? new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength)
@@ -59,7 +59,7 @@ function checkedEntry(file, tensor, entry, bufferSize, dtypes) {
  * {metadata, entries: Map(name → {dtype, shape, begin, end}) in file order, dataStart}.
  * `name` is the file's name in the messages; `dtypes` the dtypes taken.
  */
-export function checkedHeader(bytes, name, { dtypes = Object.keys(CHECKED_DTYPES) } = {}) {
+export function checkedHeader(bytes, name = "<bytes>", { dtypes = Object.keys(CHECKED_DTYPES) } = {}) {
   const data = asUint8(bytes);
   const file = `weights file ${reprString(name)}`;
   const size = data.length;
@@ -121,7 +121,7 @@ function tensorData(data, at, entry) {
  * safetensors file's bytes (safetensors.py's parse): the checked header, then each tensor
  * as float32, in file order; `finite` (default) refuses a tensor holding NaN or ±inf.
  */
-export function readSafetensors(bytes, name, { finite = true, dtypes = Object.keys(CHECKED_DTYPES) } = {}) {
+export function readSafetensors(bytes, name = "<bytes>", { finite = true, dtypes = Object.keys(CHECKED_DTYPES) } = {}) {
   const data = asUint8(bytes);
   const { metadata, entries, dataStart } = checkedHeader(data, name, { dtypes });
   const tensors = new Map();
