@@ -68,14 +68,15 @@ def gelu(x: np.ndarray) -> np.ndarray:
     flat_x, flat_out = x.reshape(-1), out.reshape(-1)
     size = min(GELU_BLOCK, flat_x.size)
     a, t, h = (np.empty(size, dtype=np.float32) for _ in range(3))
+    zero, one = np.zeros(size, dtype=np.float32), np.float32(1.0)
     for i in range(0, flat_x.size, GELU_BLOCK):
         xs, o = flat_x[i:i + GELU_BLOCK], flat_out[i:i + GELU_BLOCK]
         m = xs.size
         ab, tb, hb = a[:m], t[:m], h[:m]
         np.abs(xs, out=ab)
         np.multiply(ab, _GELU_P, out=tb)
-        tb += np.float32(1.0)
-        np.reciprocal(tb, out=tb)
+        tb += one
+        np.divide(one, tb, out=tb)  # numpy's reciprocal is the same division, unvectorised
         np.multiply(tb, _GELU_A[4], out=hb)
         for coef in _GELU_A[3:0:-1]:
             hb += coef
@@ -87,7 +88,7 @@ def gelu(x: np.ndarray) -> np.ndarray:
         np.exp(tb, out=tb)
         hb *= tb  # h = ½ erfc(|x| / √2)
         hb *= ab
-        np.maximum(xs, np.float32(0.0), out=o)
+        np.maximum(xs, zero[:m], out=o)  # against an array: vectorised, unlike a scalar
         o -= hb
     return out
 
