@@ -28,7 +28,7 @@ import forward_bench  # bench/, beside this script
 
 if not any(a.startswith("--threads") for a in sys.argv[1:]):
     sys.argv[1:1] = ["--threads", "all"]  # this bench is about more than one thread
-forward_bench.set_blas_threads()
+forward_bench.prepare_process()
 
 import numpy as np  # noqa: E402, F401  (numpy loads after the BLAS thread count is set)
 
@@ -72,6 +72,7 @@ def main(argv=None) -> int:
     parser.add_argument("--model", choices=["tabpfn", "tabicl"], default="tabpfn")
     parser.add_argument("--shape", default="128x48x4", help="context x query rows x features")
     parser.add_argument("--threads", default="all", help="one thread count (default all)")
+    forward_bench.add_isa_argument(parser)
     parser.add_argument("--rounds", type=int, default=6)
     args = parser.parse_args(argv)
     count = forward_bench.thread_counts(args.threads)[0]

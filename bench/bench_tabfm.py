@@ -37,7 +37,7 @@ from pathlib import Path
 
 import forward_bench  # bench/, beside this script
 
-forward_bench.set_blas_threads()
+forward_bench.prepare_process()
 
 import numpy as np  # noqa: E402
 
@@ -105,6 +105,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", default="1,all",
                         help="thread counts: 1, 2, all or a list (default 1,all)")
+    forward_bench.add_isa_argument(parser)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--icl-blocks", type=int, default=None,
                         help="ICL blocks of the timed model (default: v1.0.0's 24)")

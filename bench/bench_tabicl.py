@@ -32,7 +32,7 @@ from pathlib import Path
 
 import forward_bench  # bench/, beside this script
 
-forward_bench.set_blas_threads()
+forward_bench.prepare_process()
 
 import numpy as np  # noqa: E402
 
@@ -133,6 +133,7 @@ def main(argv=None) -> int:
     parser.add_argument("--skip-large", action="store_true")
     parser.add_argument("--threads", default="1,all",
                         help="thread counts: 1, 2, all or a list (default 1,all)")
+    forward_bench.add_isa_argument(parser)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--wrappers", action="store_true",
                         help="also time the package's fit + predict_proba against "

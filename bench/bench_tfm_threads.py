@@ -19,7 +19,7 @@ import time
 
 import forward_bench  # bench/, beside this script
 
-forward_bench.set_blas_threads()
+forward_bench.prepare_process()
 
 import numpy as np  # noqa: E402
 

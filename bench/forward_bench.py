@@ -1,9 +1,11 @@
 """What the model forward benches (bench_tabicl.py, bench_tabpfn.py, bench_tabfm.py)
 share: the thread count set before numpy loads, one child process per thread count
 (``--threads 1,all``: both counts in one command, each child with its own BLAS setting),
-the random table they time, and the machine each table holds for (CPU and vector
-extensions, numpy's BLAS and its core type, torch's build), printed beside every table so
-that figures from different machines are never compared."""
+``--isa avx2`` (every library held to its AVX2 code paths on an AVX-512 CPU: the nearest
+stand-in for an AVX2 machine when none is at hand), the random table they time, and the
+machine each table holds for (CPU and vector extensions, the code paths numpy, its BLAS
+and torch run, torch's build), printed beside every table so that figures from different
+machines are never compared."""
 
 from __future__ import annotations
 
@@ -14,6 +16,20 @@ import subprocess
 import sys
 
 BLAS_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+ISA_ENVIRONMENT = {
+    "native": {},
+    "avx2": {
+        "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR",  # numpy's AVX-512 loops
+        "OPENBLAS_CORETYPE": "Haswell",  # OpenBLAS's AVX2 kernels
+        "ATEN_CPU_CAPABILITY": "avx2",  # torch's own vectorised kernels
+        "MKL_ENABLE_INSTRUCTIONS": "AVX2",  # torch's BLAS
+        "ONEDNN_MAX_CPU_ISA": "AVX2",  # torch's oneDNN
+    },
+}
+"""``--isa``: the environment each library reads at load time to pick its code paths.
+``avx2`` runs an AVX-512 CPU as an AVX2 one would be run: the same kernels, not the same
+chip (clock, caches and core count stay this machine's)."""
 
 
 RESULT = "RESULT "  # the line a child prints its measurements on
@@ -35,15 +51,20 @@ def thread_counts(spec: str) -> list[int]:
     return counts
 
 
+def option_from_argv(argv: list[str], name: str, default: str) -> str:
+    """The value of ``--name`` on a command line, read before argparse runs."""
+    value = default
+    for i, a in enumerate(argv):
+        if a == f"--{name}" and i + 1 < len(argv):
+            value = argv[i + 1]
+        elif a.startswith(f"--{name}="):
+            value = a.split("=", 1)[1]
+    return value
+
+
 def threads_from_argv(argv: list[str]) -> str:
     """``--threads`` of a command line (default "1,all"): the first count when several."""
-    value = "1,all"
-    for i, a in enumerate(argv):
-        if a == "--threads" and i + 1 < len(argv):
-            value = argv[i + 1]
-        elif a.startswith("--threads="):
-            value = a.split("=", 1)[1]
-    return str(thread_counts(value)[0])
+    return str(thread_counts(option_from_argv(argv, "threads", "1,all"))[0])
 
 
 def run_per_count(script: str, argv: list[str], counts: list[int]) -> list[dict]:
@@ -107,6 +128,21 @@ def blas_lines() -> list[str]:
             for p in threadpool_info() if p.get("user_api") == "blas"] or ["BLAS: none found"]
 
 
+def numpy_line() -> str:
+    """numpy's version and the widest SIMD group its loops dispatch to here."""
+    import numpy as np
+
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__ as features
+    except ImportError:
+        return f"numpy {np.__version__}"
+    for group, label in (("X86_V4", "AVX-512"), ("X86_V3", "AVX2"), ("AVX512_SKX", "AVX-512"),
+                         ("AVX2", "AVX2")):
+        if features.get(group):
+            return f"numpy {np.__version__}, loops up to {group} ({label})"
+    return f"numpy {np.__version__}, loops below AVX2"
+
+
 def torch_line(torch) -> str:
     """torch's version and build: its BLAS, oneDNN and CPU capability (``__config__``)."""
     config = torch.__config__.show()
@@ -128,9 +164,9 @@ def torch_line(torch) -> str:
 
 def machine(torch=None) -> str:
     """What a table's figures hold for: the CPU, numpy and its BLAS, torch's build."""
-    import numpy as np
-
-    lines = [cpu_line(), f"numpy {np.__version__}", *blas_lines()]
+    isa = option_from_argv(sys.argv[1:], "isa", "native")
+    lines = [cpu_line() + (" (--isa avx2: AVX-512 code paths off)" if isa == "avx2" else ""),
+             numpy_line(), *blas_lines()]
     if torch is not None:
         lines.append(torch_line(torch))
     try:
@@ -165,11 +201,22 @@ def report_machine(torch=None) -> None:
         print(machine(torch), flush=True)
 
 
-def set_blas_threads() -> None:
-    """The BLAS thread count from ``--threads``, before numpy loads (OpenBLAS reads it at
-    import; without it numpy's BLAS takes every core while torch has its count)."""
+def add_isa_argument(parser) -> None:
+    """``--isa native|avx2`` (read again by :func:`prepare_process` before argparse)."""
+    parser.add_argument("--isa", choices=sorted(ISA_ENVIRONMENT), default="native",
+                        help="avx2: numpy, OpenBLAS and torch held to their AVX2 code paths")
+
+
+def prepare_process() -> None:
+    """Before numpy loads: the BLAS thread count from ``--threads`` (OpenBLAS reads it at
+    import; without it numpy's BLAS takes every core while torch has its count) and the
+    code paths of ``--isa`` (children inherit both)."""
     for name in BLAS_VARIABLES:
         os.environ[name] = threads_from_argv(sys.argv[1:])
+    isa = option_from_argv(sys.argv[1:], "isa", "native")
+    if isa not in ISA_ENVIRONMENT:
+        raise SystemExit(f"--isa: {isa!r} is not one of {', '.join(sorted(ISA_ENVIRONMENT))}")
+    os.environ.update(ISA_ENVIRONMENT[isa])
 
 
 def data(n: int, m: int, h: int, seed: int = 0):

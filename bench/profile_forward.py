@@ -28,7 +28,7 @@ from pathlib import Path
 
 import forward_bench  # bench/, beside this script
 
-forward_bench.set_blas_threads()
+forward_bench.prepare_process()
 
 import numpy as np  # noqa: E402
 
@@ -188,6 +188,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", choices=("tabicl", "tabpfn"), default="tabicl")
     parser.add_argument("--threads", default="1", help="one thread count (1, 2, all)")
+    forward_bench.add_isa_argument(parser)
     parser.add_argument("--shapes", default="small,large")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--torch", action="store_true", help="also torch.profiler")
