@@ -186,3 +186,34 @@ def test_bad_parameters_are_named() -> None:
         models.check_model({"name": "tabicl", "n_estimators": 0})
     with pytest.raises(ValueError, match="'softmax_temperature' must be a finite number > 0"):
         models.check_model({"name": "tabicl", "softmax_temperature": 0})
+
+
+@pytest.mark.parametrize("kind", ["none", "ssmax", "ssmax-mlp", "ssmax-mlp-elementwise",
+                                  "qassmax-mlp", "qassmax-mlp-elementwise"])
+def test_a_block_in_head_shares_equals_the_whole_block(kind: str) -> None:
+    """``by_shares`` (the ICL's path for a few rows on several threads): shares of the heads
+    and hidden units, even or not, give the block's output up to float32 round-off, and
+    the keys/values the whole block would cache, for every SSMax kind."""
+    from arenalite.models.tabicl.checkpoint import random_checkpoint
+    from arenalite.models.tabicl.model import TabICLModel
+
+    config = {"embed_dim": 8, "row_num_cls": 3, "icl_nhead": 3, "icl_num_blocks": 1,
+              "icl_ssmax": kind, "col_nhead": 2, "row_nhead": 2, "col_num_blocks": 1,
+              "row_num_blocks": 1, "max_classes": 3}
+    ck = random_checkpoint(config, seed=3)
+    rng = np.random.default_rng(0)
+    tensors = {name: rng.uniform(0.5, 2.0, t.shape).astype(np.float32)  # per head, not ones
+               if name.endswith(".scales") else t for name, t in ck.tensors.items()}
+    block = TabICLModel(ck.config, tensors).icl.blocks[0]
+    assert block.can_share()
+    context, queries = (rng.normal(size=(n, 24)).astype(np.float32) for n in (30, 7))
+    kv = block.cache(context)
+    whole_context, whole_queries = block(context, kv), block(queries, kv)
+    for n in (1, 2, 3):  # 3 heads: shares of 3, 2 + 1 and 1 + 1 + 1
+        got, got_kv = block.by_shares(context, None, n)
+        np.testing.assert_array_equal(got_kv[0], kv[0])
+        np.testing.assert_array_equal(got_kv[1], kv[1])
+        np.testing.assert_allclose(got, whole_context, rtol=1e-5, atol=1e-5, err_msg=str(n))
+        got, same_kv = block.by_shares(queries, kv, n)
+        assert same_kv is kv
+        np.testing.assert_allclose(got, whole_queries, rtol=1e-5, atol=1e-5, err_msg=str(n))

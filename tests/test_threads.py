@@ -187,3 +187,38 @@ def test_a_small_stage_runs_on_blas_threads_and_gives_the_pools_output(
     pooled = tabpfn.forward(model, x[:100], y, x[100:])
     scale = max(1.0, float(np.abs(pooled).max()))
     np.testing.assert_allclose(inline, pooled, atol=1e-6 * scale, rtol=1e-6)
+
+
+@pytest.mark.needs_threads
+@pytest.mark.parametrize("name", ["wide", "regression"])
+def test_a_small_tabicl_icl_runs_in_head_shares_and_gives_the_row_chunks_output(
+        name: str, monkeypatch: pytest.MonkeyPatch, restore_count) -> None:
+    """Below SMALL_STAGE_ROWS rows every ICL layer runs as shares of its heads and hidden
+    units (``AttentionBlock.by_shares``; "wide" has 3 heads, shared 2 + 1), context and
+    query rows alike, and gives what row chunks give, up to float32 round-off."""
+    from arenalite.models.tabicl.layers import AttentionBlock
+
+    info = CASES[name]
+    f = np.load(DATA / f"stages_{name}.npz")
+    n = info["context_rows"]
+    net = tabicl.load(str(DATA / info["checkpoint"]))
+    threads.set_count(2)
+    counts = []
+    whole = AttentionBlock.by_shares
+
+    def spy(self, q_source, kv, n_shares):
+        counts.append((kv is None, n_shares))
+        return whole(self, q_source, kv, n_shares)
+
+    monkeypatch.setattr(AttentionBlock, "by_shares", spy)
+    shared = tabicl.stages(net, f["x"][:n], f["y_train"], f["x"][n:])
+    layers = len(net.icl.blocks)
+    assert counts.count((True, 2)) == layers - 1 and counts.count((False, 2)) == layers
+    monkeypatch.setattr(threads, "SMALL_STAGE_ROWS", 0)  # row chunks again
+    counts.clear()
+    chunked = tabicl.stages(net, f["x"][:n], f["y_train"], f["x"][n:])
+    assert counts == []
+    for stage in ("icl", "output"):
+        scale = max(1.0, float(np.abs(chunked[stage]).max()))
+        np.testing.assert_allclose(shared[stage], chunked[stage], atol=1e-6 * scale,
+                                   rtol=1e-6, err_msg=stage)

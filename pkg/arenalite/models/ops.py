@@ -226,15 +226,17 @@ def mlp(block: Block, x: np.ndarray) -> np.ndarray:
                   block["2.weight"], block.get("2.bias"))
 
 
-def query_aware_scale(block: Block, q: np.ndarray, n: int, elementwise: bool) -> np.ndarray:
+def query_aware_scale(block: Block, q: np.ndarray, n: int, elementwise: bool,
+                      heads: slice = slice(None)) -> np.ndarray:
     """Queries ``q`` (…, heads, T, head_dim) scaled for ``n`` keys by the query-aware
     softmax scaling: ``q · base_mlp(log n) · (1 + tanh(query_mlp(q)))`` (TabICL's
     ``qassmax-mlp*``, TabPFN v3's ``SoftmaxScalingMLP``); the base scale is per head and
-    dimension when ``elementwise``, else per head."""
-    heads, head_dim = q.shape[-3], q.shape[-1]
+    dimension when ``elementwise``, else per head. ``heads``: which of the block's heads
+    ``q`` holds (all by default; a share of them when a block is split by heads)."""
+    head_dim = q.shape[-1]
     logn = np.full((1, 1), math.log(max(n, 1)), dtype=np.float32)
     base = mlp(block.sub("base_mlp"), logn)
-    base = base.reshape((heads, 1, head_dim) if elementwise else (heads, 1, 1))
+    base = base.reshape(-1, 1, head_dim if elementwise else 1)[heads]
     modulation = np.tanh(mlp(block.sub("query_mlp"), q))
     modulation += np.float32(1.0)
     return q * (base * modulation)

@@ -177,11 +177,13 @@ def pooled() -> Iterator[None]:
 
 
 SMALL_STAGE_ROWS = 384
-"""Below this many rows an ICL stage's products are too small to split between the pool's
-threads: measured on 2 AVX-512 cores (TabPFN v3's ICL, 24 layers at width 512), 128
-context rows took 153 ms as two 64-row chunks on the pool and 122 ms as one product on
-BLAS's two threads, 48 query rows 65 against 50 ms; at 1,024 + 256 rows the pool was
-faster (the whole forward 2.95 s against 3.3 s)."""
+"""Below this many rows an ICL stage's products are too small to split into row chunks
+between the pool's threads (TabPFN's stage then runs on BLAS's threads,
+:func:`blas_threads_for`; TabICL's in shares of heads, ``tabicl.icl.shares``): measured on
+2 AVX-512 cores (TabPFN v3's ICL, 24 layers at width 512), 128 context rows took 153 ms as
+two 64-row chunks on the pool and 122 ms as one product on BLAS's two threads, 48 query
+rows 65 against 50 ms; at 1,024 + 256 rows the pool was faster (the whole forward 2.95 s
+against 3.3 s)."""
 
 _inline_depth = 0
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import threads
 from ..ops import (
     LN_EPS,
     Block,
@@ -47,20 +48,22 @@ def ssmax_kind(value: bool | str) -> str:
     return value
 
 
-def ssmax_scale(block: Block | None, kind: str, q: np.ndarray, n: int) -> np.ndarray:
+def ssmax_scale(block: Block | None, kind: str, q: np.ndarray, n: int,
+                heads: slice = slice(None)) -> np.ndarray:
     """Queries ``q`` (…, heads, T, head_dim) scaled by the SSMax variant ``kind`` for a
-    key sequence of length ``n`` (``tabicl._model.ssmax``); ``none`` returns ``q``."""
+    key sequence of length ``n`` (``tabicl._model.ssmax``); ``none`` returns ``q``.
+    ``heads``: which of the block's heads ``q`` holds (all by default)."""
     if kind == "none" or block is None:
         return q
-    heads, head_dim = q.shape[-3], q.shape[-1]
+    head_dim = q.shape[-1]
     logn = np.full((1, 1), math.log(max(n, 1)), dtype=np.float32)
     if kind == "ssmax":
-        return q * (block["scales"] * logn[0, 0]).reshape(heads, 1, 1)
+        return q * (block["scales"] * logn[0, 0]).reshape(-1, 1, 1)[heads]
     if kind.startswith("ssmax-mlp"):
         scales = mlp(block.sub("mlp"), logn)
-        shape = (heads, 1, head_dim) if kind.endswith("elementwise") else (heads, 1, 1)
-        return q * scales.reshape(shape)
-    return query_aware_scale(block, q, n, kind.endswith("elementwise"))
+        width = head_dim if kind.endswith("elementwise") else 1
+        return q * scales.reshape(-1, 1, width)[heads]
+    return query_aware_scale(block, q, n, kind.endswith("elementwise"), heads)
 
 
 @dataclass(frozen=True)
@@ -128,6 +131,65 @@ class AttentionBlock:
             k = rotate(k, *rope)
         return k, v
 
+    def can_share(self) -> bool:
+        """Whether :meth:`by_shares` can run this block (pre-norm, no RoPE: the ICL's)."""
+        return self.norm_first
+
+    def attention_share(self, x: np.ndarray, heads: slice,
+                        kv: tuple[np.ndarray, np.ndarray] | None
+                        ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+        """The attention of normed rows ``x`` (T, E) for the heads ``heads`` alone: their
+        share of the output projection (T, E; no bias) and the keys and values they read
+        (``kv``'s heads, or projected from ``x`` itself when ``kv`` is None)."""
+        a = self.attention.block
+        e, count = x.shape[-1], heads.stop - heads.start
+        d = e // self.heads
+        cols = slice(heads.start * d, heads.stop * d)
+        w, b = a["in_proj_weight"], a["in_proj_bias"]
+
+        def project(offset: int) -> np.ndarray:
+            rows = slice(offset + cols.start, offset + cols.stop)
+            return linear(x, w[rows], b[rows]).reshape(-1, count, d).swapaxes(0, 1)
+
+        k, v = (project(e), project(2 * e)) if kv is None else (kv[0][heads], kv[1][heads])
+        q = ssmax_scale(a.sub("ssmax_layer") if self.ssmax != "none" else None, self.ssmax,
+                        project(0), k.shape[-2], heads)
+        out = attention(q, k, v).swapaxes(0, 1).reshape(x.shape[0], -1)
+        return linear(out, a["out_proj.weight"][:, cols]), (k, v)
+
+    def feed_forward_share(self, x: np.ndarray, units: slice) -> np.ndarray:
+        """The feed-forward's hidden units ``units`` alone: their share of its output (no
+        bias)."""
+        b = self.block
+        hidden = gelu(linear(x, b["linear1.weight"][units], b["linear1.bias"][units]))
+        return linear(hidden, b["linear2.weight"][:, units])
+
+    def by_shares(self, q_source: np.ndarray, kv: tuple[np.ndarray, np.ndarray] | None,
+                  n: int) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+        """The pre-norm block on rows ``q_source`` (T, E), as ``n`` near-equal shares of
+        its heads and then of its feed-forward's hidden units on the worker threads, the
+        shares' projections summed: for a few rows, where a chunk of rows would leave each
+        thread a product too small for BLAS to run well (every share keeps all T rows).
+        Equal to :meth:`__call__` up to float32 round-off. Without ``kv`` the rows attend
+        to themselves. Returns the output and the keys/values read (heads, N, d_head)."""
+        x = self.norm("norm1", q_source)
+        head_shares = chunks(self.heads, math.ceil(self.heads / n))
+        done = threads.map_chunks(lambda heads: self.attention_share(x, heads, kv),
+                                  head_shares)
+        out = _summed([part for part, _ in done])
+        out += self.attention.block["out_proj.bias"]
+        out += q_source
+        normed = self.norm("norm2", out)
+        hidden = self.block["linear1.weight"].shape[0]
+        ff = _summed(threads.map_chunks(lambda units: self.feed_forward_share(normed, units),
+                                        chunks(hidden, math.ceil(hidden / n))))
+        ff += self.block["linear2.bias"]
+        out += ff
+        if kv is None:
+            kv = (np.concatenate([k for _, (k, _) in done]),
+                  np.concatenate([v for _, (_, v) in done]))
+        return out, kv
+
     def __call__(self, q_source: np.ndarray, kv: tuple[np.ndarray, np.ndarray],
                  rope: tuple[np.ndarray, bool] | None = None) -> np.ndarray:
         """The block on queries ``q_source`` (…, T, E) over cached keys/values ``kv``."""
@@ -143,3 +205,11 @@ class AttentionBlock:
             return out
         out = self.norm("norm1", out + q_source)
         return self.norm("norm2", out + self.feed_forward(out))
+
+
+def _summed(parts: list[np.ndarray]) -> np.ndarray:
+    """``parts[0] + parts[1] + …`` into the first part (left to right)."""
+    total = parts[0]
+    for part in parts[1:]:
+        total += part
+    return total
