@@ -1,18 +1,19 @@
-"""A small ICL stage on the pool's row chunks or on BLAS's own threads, calls back to back.
+"""An ICL stage in row chunks or in shares of heads on the pool, calls back to back.
 
 ``python bench/bench_small_stage.py --model tabpfn --shape 128x48x4 [--threads 2] [--rounds 6]``
 (needs the model's extra: torch and the package). One member's raw forward of the full-size
 random model (as ``bench_tabpfn.py`` / ``bench_tabicl.py`` build it), five calls in a row
-per block, blocks in turn: ``pool`` (every stage in row chunks on arenalite's pool,
+per block, blocks in turn: ``rows`` (every ICL layer in row chunks on arenalite's pool,
 ``threads.SMALL_STAGE_ROWS`` set to 0), ``default`` (arenalite as shipped: an ICL stage of
-fewer rows on OpenBLAS's threads, :func:`arenalite.models.threads.blas_threads_for`) and the
-package's torch forward. The median of the blocks' medians is printed with numpy / torch.
+fewer rows in shares of heads, ``tabicl.icl.shares`` / ``tabpfn.icl.shares``), ``shares``
+(every ICL layer in shares, whatever its rows) and the package's torch forward. The median
+of the blocks' medians is printed with numpy / torch.
 
-Why not call by call, as the other forward benches alternate: after a multi-threaded
-product OpenBLAS's workers spin for a while, and a torch call started inside that time
-runs on a contended core (measured: torch's 128 + 48 × 4 call 0.205 s alone, 0.25–0.28 s
-right after numpy's), which flatters numpy's ratio. Back to back, numpy pays that cost
-itself, as a user's ensemble of members does.
+Why not call by call, as the other forward benches alternate: a torch call started right
+after another library's threaded work can run on a contended core (measured: torch's
+128 + 48 × 4 call 0.205 s alone, 0.25–0.28 s right after numpy's when numpy used OpenBLAS's
+threads, whose workers spin for a while after each product), which flatters numpy's ratio.
+Back to back, each library pays its own cost, as a user's ensemble of members does.
 """
 
 from __future__ import annotations
@@ -86,17 +87,18 @@ def main(argv=None) -> int:
     calls = tabpfn_calls if args.model == "tabpfn" else tabicl_calls
     run_numpy, run_torch = calls(torch, x, y, n)
     shipped = threads.SMALL_STAGE_ROWS
-    medians: dict[str, list[float]] = {"pool": [], "default": [], "torch": []}
+    limits = {"rows": 0, "default": shipped, "shares": 1 << 62}
+    medians: dict[str, list[float]] = {name: [] for name in (*limits, "torch")}
     for _ in range(args.rounds):
         for name in medians:
-            threads.SMALL_STAGE_ROWS = 0 if name == "pool" else shipped
+            threads.SMALL_STAGE_ROWS = limits.get(name, shipped)
             medians[name].append(block_median(run_torch if name == "torch" else run_numpy))
     threads.SMALL_STAGE_ROWS = shipped
     s = {k: statistics.median(v) for k, v in medians.items()}
+    seconds = ", ".join(f"{k} {v:.3f} s" for k, v in s.items())
+    ratios = ", ".join(f"{k} {s[k] / s['torch']:.2f}" for k in limits)
     print(f"{args.model} {n} + {m} x {h}, {count} thread(s), {args.rounds} rounds of 5 calls, "
-          f"load {os.getloadavg()[0]:.2f}: pool {s['pool']:.3f} s, default {s['default']:.3f} s, "
-          f"torch {s['torch']:.3f} s; numpy / torch: pool {s['pool'] / s['torch']:.2f}, "
-          f"default {s['default'] / s['torch']:.2f}")
+          f"load {os.getloadavg()[0]:.2f}: {seconds}; numpy / torch: {ratios}")
     return 0
 
 

@@ -150,3 +150,36 @@ def test_bad_targets_are_refused() -> None:
     context = tabpfn.fit_context(net, x, f["y_train"])
     with pytest.raises(ValueError, match="query rows must be"):
         tabpfn.predict_queries(net, context, f["x"][n:, :2])
+
+
+@pytest.mark.parametrize(("kv_heads", "test_heads"), [(None, None), (2, None), (4, 2)])
+def test_an_icl_layer_in_head_shares_equals_the_whole_layer(kv_heads, test_heads) -> None:
+    """``ICLLayer.by_shares`` (the ICL's path for a few rows on several threads): shares of
+    the key/value heads (with the query heads reading them) and of the hidden units, even
+    or not, give the layer's output up to float32 round-off and its keys/values, with
+    grouped heads and the query rows' fewer test heads."""
+    from arenalite.models.tabpfn.checkpoint import random_checkpoint
+    from arenalite.models.tabpfn.layers import norm
+
+    config = {"embed_dim": 8, "nlayers": 1, "icl_num_heads": 4, "icl_num_kv_heads": kv_heads,
+              "icl_num_kv_heads_test": test_heads, "dist_embed_num_blocks": 1,
+              "feat_agg_num_blocks": 1, "dist_embed_num_heads": 2, "feat_agg_num_heads": 2,
+              "dist_embed_num_inducing_points": 4, "max_num_classes": 3,
+              "softmax_scaling_mlp_hidden_dim": 8}
+    ck = random_checkpoint(config, seed=1)
+    stage = tabpfn.TabPFNModel(ck.config, ck.tensors).icl
+    layer = stage.layers[0]
+    rng = np.random.default_rng(0)
+    h, hq = (rng.normal(size=(n, 32)).astype(np.float32) for n in (30, 7))
+    x, xq = norm(layer.block, "layernorm", h), norm(layer.block, "layernorm", hq)
+    kv = layer.keys_values(x)
+    test_kv = (kv[0][:stage.test_heads], kv[1][:stage.test_heads])
+    whole, whole_queries = layer(h, x, kv), layer(hq, xq, test_kv)
+    for n in (1, 2, 3, 4):
+        got, got_kv = layer.by_shares(h, x, None, n)
+        for got_part, want in zip(got_kv, kv, strict=True):
+            np.testing.assert_allclose(got_part, want, rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(got, whole, rtol=1e-5, atol=1e-5, err_msg=str(n))
+        got, same_kv = layer.by_shares(hq, xq, test_kv, n)
+        assert same_kv is test_kv
+        np.testing.assert_allclose(got, whole_queries, rtol=1e-5, atol=1e-5, err_msg=str(n))

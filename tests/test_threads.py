@@ -160,33 +160,37 @@ def test_tabular_fm_on_more_threads_gives_the_same_output(task: str, restore_cou
 
 
 @pytest.mark.needs_threads
-def test_a_small_stage_runs_on_blas_threads_and_gives_the_pools_output(
+def test_a_small_tabpfn_icl_runs_in_head_shares_and_gives_the_row_chunks_output(
         monkeypatch: pytest.MonkeyPatch, restore_count) -> None:
+    """Below SMALL_STAGE_ROWS rows every TabPFN ICL layer runs as shares of its heads and
+    hidden units (``ICLLayer.by_shares``), context and query rows alike, and gives what row
+    chunks give, up to float32 round-off."""
     from arenalite.models import tabpfn
+    from arenalite.models.tabpfn.icl import ICLLayer
 
-    threads.set_count(2)
-    libs = threads._openblas()
-    if not libs:
-        pytest.skip("no OpenBLAS in this process: blas_threads_for leaves the pool as it is")
-    with threads.pooled():
-        assert [get() for get, _ in libs] == [1] * len(libs)
-        with threads.blas_threads_for(threads.SMALL_STAGE_ROWS - 1):
-            assert threads.workers() == 1 and threads.spread(100, 10**9) == 100
-            assert [get() for get, _ in libs] == [2] * len(libs)
-            assert threads.map_chunks(lambda c: c * 2, [1, 2, 3]) == [2, 4, 6]
-        assert threads.workers() == 2 and [get() for get, _ in libs] == [1] * len(libs)
-        with threads.blas_threads_for(threads.SMALL_STAGE_ROWS):  # not small: unchanged
-            assert threads.workers() == 2 and [get() for get, _ in libs] == [1] * len(libs)
     tdata = Path(__file__).parent / "data" / "tabpfn"
     model = tabpfn.load(tdata / "classifier_small.ckpt")
     rng = np.random.default_rng(1)
     x = rng.normal(size=(150, 5)).astype(np.float32)
     y = (np.arange(100) % 3).astype(np.float32)
-    inline = tabpfn.forward(model, x[:100], y, x[100:])
-    monkeypatch.setattr(threads, "SMALL_STAGE_ROWS", 0)  # every stage on the pool
-    pooled = tabpfn.forward(model, x[:100], y, x[100:])
-    scale = max(1.0, float(np.abs(pooled).max()))
-    np.testing.assert_allclose(inline, pooled, atol=1e-6 * scale, rtol=1e-6)
+    threads.set_count(2)
+    counts = []
+    whole = ICLLayer.by_shares
+
+    def spy(self, h, x_normed, kv, n_shares):
+        counts.append((kv is None, n_shares))
+        return whole(self, h, x_normed, kv, n_shares)
+
+    monkeypatch.setattr(ICLLayer, "by_shares", spy)
+    shared = tabpfn.forward(model, x[:100], y, x[100:])
+    layers = len(model.icl.layers)
+    assert counts.count((True, 2)) == layers and counts.count((False, 2)) == layers
+    monkeypatch.setattr(threads, "SMALL_STAGE_ROWS", 0)  # row chunks again
+    counts.clear()
+    chunked = tabpfn.forward(model, x[:100], y, x[100:])
+    assert counts == []
+    scale = max(1.0, float(np.abs(chunked).max()))
+    np.testing.assert_allclose(shared, chunked, atol=1e-6 * scale, rtol=1e-6)
 
 
 @pytest.mark.needs_threads

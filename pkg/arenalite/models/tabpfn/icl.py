@@ -15,6 +15,7 @@ outputs; parity is with ``fit_mode="low_memory"``).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -22,7 +23,17 @@ import numpy as np
 
 from .. import threads
 from .cells import embed_target
-from .layers import Block, attend, chunks, feed_forward, linear, merge_heads, norm, split_heads
+from .layers import (
+    Block,
+    attend,
+    chunks,
+    feed_forward,
+    gelu,
+    linear,
+    merge_heads,
+    norm,
+    split_heads,
+)
 
 SCRATCH_FLOATS = 1 << 25
 """Attention scores one chunk of context rows may hold at once (128 MiB)."""
@@ -46,6 +57,54 @@ class ICLLayer:
         width = kv.shape[-1] // 2
         return (split_heads(kv[..., :width], self.kv_heads),
                 split_heads(kv[..., width:], self.kv_heads))
+
+    def attention_share(self, x: np.ndarray, kv_heads: slice, n_kv: int,
+                        kv: tuple[np.ndarray, np.ndarray] | None
+                        ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+        """The attention of normed rows ``x`` (T, D) for the key/value heads ``kv_heads``
+        (of ``n_kv``) and the query heads that read them: their share of the output
+        projection (T, D) and their keys and values (given in ``kv``, else projected from
+        ``x``)."""
+        a = self.block.sub("icl_attention")
+        d = x.shape[-1] // self.heads
+        group = self.heads // n_kv
+        q_cols = slice(kv_heads.start * group * d, kv_heads.stop * group * d)
+        kv_rows = slice(kv_heads.start * d, kv_heads.stop * d)
+        count = kv_heads.stop - kv_heads.start
+        if kv is None:
+            k = split_heads(linear(x, a["k_projection.weight"][kv_rows]), count)
+            v = split_heads(linear(x, a["v_projection.weight"][kv_rows]), count)
+        else:
+            k, v = kv[0][kv_heads], kv[1][kv_heads]
+        q = split_heads(linear(x, a["q_projection.weight"][q_cols]), count * group)
+        out = attend(q, k, v, a.sub("softmax_scaling_layer"),
+                     slice(kv_heads.start * group, kv_heads.stop * group))
+        return linear(merge_heads(out), a["out_projection.weight"][:, q_cols]), (k, v)
+
+    def by_shares(self, h: np.ndarray, x: np.ndarray, kv: tuple[np.ndarray, np.ndarray] | None,
+                  n: int) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+        """The layer on rows ``h`` (T, D), normed ``x``, as ``n`` near-equal shares of its
+        key/value heads (with their query heads), then of its feed-forward's hidden
+        units, on the worker threads, every share on all T rows, the shares' projections
+        summed: equal to :meth:`__call__` up to float32 round-off. Without ``kv`` the rows
+        attend to themselves with every key/value head. Returns the output and the
+        keys/values read."""
+        n_kv = self.kv_heads if kv is None else kv[0].shape[-3]
+        done = threads.map_chunks(lambda heads: self.attention_share(x, heads, n_kv, kv),
+                                  chunks(n_kv, math.ceil(n_kv / n)))
+        out = _summed([part for part, _ in done])
+        out += h
+        mlp = self.block.sub("mlp")
+        normed = norm(self.block, "layernorm_mlp", out)
+        hidden = mlp["0.weight"].shape[0]
+        out += _summed(threads.map_chunks(
+            lambda units: linear(gelu(linear(normed, mlp["0.weight"][units])),
+                                 mlp["2.weight"][:, units]),
+            chunks(hidden, math.ceil(hidden / n))))
+        if kv is None:
+            kv = (np.concatenate([k for _, (k, _) in done]),
+                  np.concatenate([v for _, (_, v) in done]))
+        return out, kv
 
     def __call__(self, h: np.ndarray, x: np.ndarray,
                  kv: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
@@ -96,22 +155,42 @@ def _through(stage: ICLStage, layer: ICLLayer, h: np.ndarray,
                                              chunks(h.shape[0], size)))
 
 
+def shares(stage: ICLStage, rows: int) -> int:
+    """Into how many shares of heads (:meth:`ICLLayer.by_shares`) a layer on ``rows`` rows
+    is split across the worker threads: all of them below ``threads.SMALL_STAGE_ROWS``
+    rows, where row chunks would make each thread's products too small; else 1 (row
+    chunks)."""
+    n = min(threads.workers(), stage.test_heads)
+    return n if n > 1 and rows < threads.SMALL_STAGE_ROWS else 1
+
+
+def _summed(parts: list[np.ndarray]) -> np.ndarray:
+    """``parts[0] + parts[1] + …`` into the first part (left to right)."""
+    total = parts[0]
+    for part in parts[1:]:
+        total += part
+    return total
+
+
 def fit_context(stage: ICLStage, r_train: np.ndarray, y_train: np.ndarray,
                 layers: list[np.ndarray] | None = None) -> tuple[np.ndarray, ICLCache]:
     """Context rows' representations (N, D) with targets (N,) → their output after the last
     layer and ``output_norm`` (N, D), and the per-layer cache. ``layers`` collects each
     layer's output."""
     h = r_train + embed_target(stage.y_encoder, y_train, stage.classification)
+    n_shares = shares(stage, h.shape[0])
     cached = []
-    with threads.blas_threads_for(h.shape[0]):
-        for layer in stage.layers:
-            x = norm(layer.block, "layernorm", h)
+    for layer in stage.layers:
+        x = norm(layer.block, "layernorm", h)
+        if n_shares > 1:
+            h, (k, v) = layer.by_shares(h, x, None, n_shares)
+        else:
             k, v = layer.keys_values(x)
-            cached.append((np.ascontiguousarray(k[:stage.test_heads]),
-                           np.ascontiguousarray(v[:stage.test_heads])))
             h = _through(stage, layer, h, (k, v), x)
-            if layers is not None:
-                layers.append(h)
+        cached.append((np.ascontiguousarray(k[:stage.test_heads]),
+                       np.ascontiguousarray(v[:stage.test_heads])))
+        if layers is not None:
+            layers.append(h)
     return norm(stage.root, "output_norm", h), ICLCache(tuple(cached))
 
 
@@ -119,9 +198,12 @@ def query(stage: ICLStage, cache: ICLCache, r: np.ndarray,
           layers: list[np.ndarray] | None = None) -> np.ndarray:
     """Query rows' representations (M, D) → their output after ``output_norm`` (M, D)."""
     h = r
-    with threads.blas_threads_for(h.shape[0]):
-        for layer, kv in zip(stage.layers, cache.kv, strict=True):
+    n_shares = shares(stage, h.shape[0])
+    for layer, kv in zip(stage.layers, cache.kv, strict=True):
+        if n_shares > 1:
+            h = layer.by_shares(h, norm(layer.block, "layernorm", h), kv, n_shares)[0]
+        else:
             h = _through(stage, layer, h, kv)
-            if layers is not None:
-                layers.append(h)
+        if layers is not None:
+            layers.append(h)
     return norm(stage.root, "output_norm", h)

@@ -66,18 +66,21 @@ def merge_heads(x: np.ndarray) -> np.ndarray:
     return x.reshape(*x.shape[:-2], -1)
 
 
-def softmax_scaling(block: Block | None, q: np.ndarray, n: int) -> np.ndarray:
-    """``SoftmaxScalingMLP`` on queries (…, heads, S, d) for ``n`` keys; ``None``: ``q``."""
+def softmax_scaling(block: Block | None, q: np.ndarray, n: int,
+                    heads: slice = slice(None)) -> np.ndarray:
+    """``SoftmaxScalingMLP`` on queries (…, heads, S, d) for ``n`` keys; ``None``: ``q``.
+    ``heads``: which of the layer's heads ``q`` holds (all by default)."""
     if block is None:
         return q
-    return query_aware_scale(block, q, n, elementwise=True)
+    return query_aware_scale(block, q, n, elementwise=True, heads=heads)
 
 
 def attend(q: np.ndarray, k: np.ndarray, v: np.ndarray,
-           scaling: Block | None = None) -> np.ndarray:
+           scaling: Block | None = None, heads: slice = slice(None)) -> np.ndarray:
     """Scaled-dot-product attention: ``q`` (…, H, S, d) over ``k``/``v`` (…, Hkv, J, d),
-    Hkv dividing H (grouped heads), queries first through ``scaling``. → (…, H, S, d)."""
-    q = softmax_scaling(scaling, q, k.shape[-2])
+    Hkv dividing H (grouped heads), queries first through ``scaling`` (``heads``: which of
+    the layer's heads ``q`` holds). → (…, H, S, d)."""
+    q = softmax_scaling(scaling, q, k.shape[-2], heads)
     heads, kv_heads = q.shape[-3], k.shape[-3]
     if kv_heads == heads:
         return attention(q, k, v)
