@@ -93,6 +93,15 @@ def gelu(x: np.ndarray) -> np.ndarray:
     return out
 
 
+def summed(parts: list[np.ndarray]) -> np.ndarray:
+    """``parts[0] + parts[1] + …``, left to right, into the first part (a scratch array,
+    which it returns): the shares of a projection computed apart."""
+    total = parts[0]
+    for part in parts[1:]:
+        total += part
+    return total
+
+
 def gelu_tanh(x: np.ndarray) -> np.ndarray:
     """GELU in the tanh form, ``0.5 x (1 + tanh(√(2/π) (x + 0.044715 x³)))``
     (``F.gelu(approximate="tanh")``, JAX's default ``gelu``)."""

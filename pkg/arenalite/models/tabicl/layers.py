@@ -30,6 +30,7 @@ from ..ops import (
     query_aware_scale,
     rotate,
     softmax,
+    summed,
 )
 
 __all__ = ["LN_EPS", "SSMAX_KINDS", "Attention", "AttentionBlock", "Block", "as_float32",
@@ -176,12 +177,12 @@ class AttentionBlock:
         head_shares = chunks(self.heads, math.ceil(self.heads / n))
         done = threads.map_chunks(lambda heads: self.attention_share(x, heads, kv),
                                   head_shares)
-        out = _summed([part for part, _ in done])
+        out = summed([part for part, _ in done])
         out += self.attention.block["out_proj.bias"]
         out += q_source
         normed = self.norm("norm2", out)
         hidden = self.block["linear1.weight"].shape[0]
-        ff = _summed(threads.map_chunks(lambda units: self.feed_forward_share(normed, units),
+        ff = summed(threads.map_chunks(lambda units: self.feed_forward_share(normed, units),
                                         chunks(hidden, math.ceil(hidden / n))))
         ff += self.block["linear2.bias"]
         out += ff
@@ -205,11 +206,3 @@ class AttentionBlock:
             return out
         out = self.norm("norm1", out + q_source)
         return self.norm("norm2", out + self.feed_forward(out))
-
-
-def _summed(parts: list[np.ndarray]) -> np.ndarray:
-    """``parts[0] + parts[1] + …`` into the first part (left to right)."""
-    total = parts[0]
-    for part in parts[1:]:
-        total += part
-    return total

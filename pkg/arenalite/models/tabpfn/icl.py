@@ -33,6 +33,7 @@ from .layers import (
     merge_heads,
     norm,
     split_heads,
+    summed,
 )
 
 SCRATCH_FLOATS = 1 << 25
@@ -92,12 +93,12 @@ class ICLLayer:
         n_kv = self.kv_heads if kv is None else kv[0].shape[-3]
         done = threads.map_chunks(lambda heads: self.attention_share(x, heads, n_kv, kv),
                                   chunks(n_kv, math.ceil(n_kv / n)))
-        out = _summed([part for part, _ in done])
+        out = summed([part for part, _ in done])
         out += h
         mlp = self.block.sub("mlp")
         normed = norm(self.block, "layernorm_mlp", out)
         hidden = mlp["0.weight"].shape[0]
-        out += _summed(threads.map_chunks(
+        out += summed(threads.map_chunks(
             lambda units: linear(gelu(linear(normed, mlp["0.weight"][units])),
                                  mlp["2.weight"][:, units]),
             chunks(hidden, math.ceil(hidden / n))))
@@ -162,14 +163,6 @@ def shares(stage: ICLStage, rows: int) -> int:
     chunks)."""
     n = min(threads.workers(), stage.test_heads)
     return n if n > 1 and rows < threads.SMALL_STAGE_ROWS else 1
-
-
-def _summed(parts: list[np.ndarray]) -> np.ndarray:
-    """``parts[0] + parts[1] + …`` into the first part (left to right)."""
-    total = parts[0]
-    for part in parts[1:]:
-        total += part
-    return total
 
 
 def fit_context(stage: ICLStage, r_train: np.ndarray, y_train: np.ndarray,

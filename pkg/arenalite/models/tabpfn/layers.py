@@ -29,11 +29,12 @@ from ..ops import (
     query_aware_scale,
     rotate,
     softmax,
+    summed,
 )
 
 __all__ = ["Block", "as_float32", "attend", "chunks", "feed_forward", "gelu", "linear",
            "merge_heads", "mlp", "rms_norm", "rotate", "softmax", "split_heads",
-           "softmax_scaling"]
+           "softmax_scaling", "summed"]
 
 RMS_EPS = np.float32(np.finfo(np.float32).eps)
 """``nn.RMSNorm(eps=None)`` uses ``torch.finfo(input.dtype).eps``."""
