@@ -112,20 +112,7 @@ def wrappers(torch, TabICL, threads_n: int, repeats: int, folder: Path) -> None:
         "arenalite": lambda: models.predict({"name": "tabicl", "weights": str(path),
                                              "n_estimators": 1}, x[:1024], y, x[1024:],
                                             "multiclass")}
-    seconds, outs = {}, {}
-    for name, run in runs.items():
-        outs[name] = run()  # warm-up
-        times = []
-        for _ in range(repeats):
-            t0 = time.perf_counter()
-            outs[name] = run()
-            times.append(time.perf_counter() - t0)
-        seconds[name] = statistics.median(times)
-    diff = float(np.abs(outs["package"] - outs["arenalite"]).max())
-    print(f"wrappers, 1 member at 1024 + 256 x 30, {threads_n} thread(s): package fit + "
-          f"predict_proba {seconds['package']:.2f} s, arenalite.models.predict "
-          f"{seconds['arenalite']:.2f} s, ratio {seconds['arenalite'] / seconds['package']:.2f}, "
-          f"max |diff| {diff:.1e}", flush=True)
+    forward_bench.compare_wrappers(runs, repeats, threads_n)
 
 
 def main(argv=None) -> int:

@@ -12,7 +12,11 @@ forward, float32, no autocast) at 128 context + 48 query rows × 4 features and 
 warm-up, each stage's time (column: cells and the per-column induced attention; row: the
 feature aggregation; icl: the in-context layers; decoder), the ratio numpy / torch and the
 largest logit difference. The large run reports numpy's peak traced memory (tracemalloc:
-numpy's buffers) and the process's maximum resident set size.
+numpy's buffers) and the process's maximum resident set size. ``--wrappers`` also times the
+package's ``TabPFNClassifier(n_estimators=1, fit_mode="low_memory")`` fit + predict_proba (float32,
+and at its default precision)
+against ``arenalite.models.predict`` on the same checkpoint file, preprocessing included;
+``--isa avx2`` holds every library to its AVX2 code paths.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import os
 import resource
 import statistics
 import sys
+import tempfile
 import time
 import tracemalloc
 from collections import defaultdict
@@ -84,6 +89,37 @@ def build_models(torch):
     return tmodel, TabPFNModel(dataclasses.asdict(config), tensors)
 
 
+def wrappers(torch, threads_n: int, repeats: int, folder: Path) -> None:
+    """The issue-45 measure: the package's ``TabPFNClassifier(n_estimators=1,
+    fit_mode="low_memory", inference_precision=torch.float32).fit(X, y).predict_proba(X_test)``
+    (the arithmetic arenalite reproduces; its default precision is timed beside it) against
+    ``arenalite.models.predict`` on the same full-size random v3 checkpoint (written to
+    ``folder`` as the package saves one, without an inference config: both read v2.5's
+    defaults), 1,024 + 256 × 30, preprocessing included."""
+    from tabpfn import TabPFNClassifier
+
+    from arenalite import models
+
+    path = folder / "tabpfn_random_v3.ckpt"
+    tmodel, model = build_models(torch)
+    torch.save({"state_dict": tmodel.state_dict(), "config": model.config,
+                "architecture_name": "tabpfn_v3"}, path)
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(1280, 30)), rng.integers(0, 3, 1024)
+    def package(**precision):
+        return (TabPFNClassifier(model_path=str(path), device="cpu", n_estimators=1,
+                                 fit_mode="low_memory", **precision)
+                .fit(x[:1024], y).predict_proba(x[1024:]))
+
+    runs = {
+        "package": lambda: package(inference_precision=torch.float32),
+        "package at its default inference_precision": package,
+        "arenalite": lambda: models.predict({"name": "tabpfn", "weights": str(path),
+                                             "n_estimators": 1}, x[:1024], y, x[1024:],
+                                            "multiclass")}
+    forward_bench.compare_wrappers(runs, repeats, threads_n)
+
+
 class StageClock:
     """Seconds per stage, summed over the calls since :meth:`reset`."""
 
@@ -135,6 +171,9 @@ def main(argv=None) -> int:
                         help="thread counts: 1, 2, all or a list (default 1,all)")
     forward_bench.add_isa_argument(parser)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--wrappers", action="store_true",
+                        help="also time the package's fit + predict_proba against "
+                             "arenalite.models.predict (one member, preprocessing included)")
     args = parser.parse_args(argv)
     counts = forward_bench.thread_counts(args.threads)
     if len(counts) > 1:
@@ -190,6 +229,9 @@ def main(argv=None) -> int:
                   f"{f'{diff:.1e}' if lib == 'numpy' else '':>10}", flush=True)
         print(forward_bench.RESULT + json.dumps({"shape": f"{n:,} + {m} × {h}", **medians}),
               flush=True)
+    if args.wrappers:
+        with tempfile.TemporaryDirectory(prefix="arenalite-bench-tabpfn-") as folder:
+            wrappers(torch, args.threads, args.repeats, Path(folder))
     if not args.skip_large:
         n, m, h = LARGE
         x, y = forward_bench.data(n, m, h)

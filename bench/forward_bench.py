@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
 
@@ -217,6 +218,35 @@ def prepare_process() -> None:
     if isa not in ISA_ENVIRONMENT:
         raise SystemExit(f"--isa: {isa!r} is not one of {', '.join(sorted(ISA_ENVIRONMENT))}")
     os.environ.update(ISA_ENVIRONMENT[isa])
+
+
+def compare_wrappers(runs: dict, repeats: int, threads_n: int) -> None:
+    """The package's wrapper against ``arenalite.models.predict`` (``runs``: "package" and
+    "arenalite", each a call returning probabilities, and any other setting of the package
+    to show beside them): a warm-up, then ``repeats`` calls of each; prints the medians,
+    the ratios and the largest differences of the outputs."""
+    import time
+
+    import numpy as np
+
+    seconds, outs = {}, {}
+    for name, run in runs.items():
+        outs[name] = run()  # warm-up
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            outs[name] = run()
+            times.append(time.perf_counter() - start)
+        seconds[name] = statistics.median(times)
+    diff = float(np.abs(outs["package"] - outs["arenalite"]).max())
+    print(f"wrappers, 1 member at 1024 + 256 x 30, {threads_n} thread(s): package fit + "
+          f"predict_proba {seconds['package']:.2f} s, arenalite.models.predict "
+          f"{seconds['arenalite']:.2f} s, ratio {seconds['arenalite'] / seconds['package']:.2f}, "
+          f"max |diff| {diff:.1e}", flush=True)
+    for name in runs.keys() - {"package", "arenalite"}:
+        other = float(np.abs(outs[name] - outs["arenalite"]).max())
+        print(f"  {name}: {seconds[name]:.2f} s (arenalite / it "
+              f"{seconds['arenalite'] / seconds[name]:.2f}, max |diff| {other:.1e})", flush=True)
 
 
 def data(n: int, m: int, h: int, seed: int = 0):
