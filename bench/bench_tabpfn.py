@@ -13,10 +13,10 @@ warm-up, each stage's time (column: cells and the per-column induced attention; 
 feature aggregation; icl: the in-context layers; decoder), the ratio numpy / torch and the
 largest logit difference. The large run reports numpy's peak traced memory (tracemalloc:
 numpy's buffers) and the process's maximum resident set size. ``--wrappers`` also times the
-package's ``TabPFNClassifier(n_estimators=1, fit_mode="low_memory")`` fit + predict_proba (float32,
-and at its default precision)
-against ``arenalite.models.predict`` on the same checkpoint file, preprocessing included;
-``--isa avx2`` holds every library to its AVX2 code paths.
+package's ``TabPFNClassifier(n_estimators=1, fit_mode="low_memory")`` fit + predict_proba,
+in float32 and at its default precision, against ``arenalite.models.predict`` on the same
+checkpoint file, preprocessing included; ``--isa avx2`` holds every library to its AVX2 code
+paths.
 """
 
 from __future__ import annotations
@@ -106,6 +106,7 @@ def wrappers(torch, threads_n: int, repeats: int, folder: Path) -> None:
                 "architecture_name": "tabpfn_v3"}, path)
     rng = np.random.default_rng(0)
     x, y = rng.normal(size=(1280, 30)), rng.integers(0, 3, 1024)
+
     def package(**precision):
         return (TabPFNClassifier(model_path=str(path), device="cpu", n_estimators=1,
                                  fit_mode="low_memory", **precision)

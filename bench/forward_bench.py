@@ -15,6 +15,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import time
 
 BLAS_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
@@ -225,8 +226,6 @@ def compare_wrappers(runs: dict, repeats: int, threads_n: int) -> None:
     "arenalite", each a call returning probabilities, and any other setting of the package
     to show beside them): a warm-up, then ``repeats`` calls of each; prints the medians,
     the ratios and the largest differences of the outputs."""
-    import time
-
     import numpy as np
 
     seconds, outs = {}, {}

@@ -15,6 +15,7 @@ from here and never from each other (``tests/test_module_boundaries.py``).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -91,15 +92,6 @@ def gelu(x: np.ndarray) -> np.ndarray:
         np.maximum(xs, zero[:m], out=o)  # against an array: vectorised, unlike a scalar
         o -= hb
     return out
-
-
-def summed(parts: list[np.ndarray]) -> np.ndarray:
-    """``parts[0] + parts[1] + …``, left to right, into the first part (a scratch array,
-    which it returns): the shares of a projection computed apart."""
-    total = parts[0]
-    for part in parts[1:]:
-        total += part
-    return total
 
 
 def gelu_tanh(x: np.ndarray) -> np.ndarray:
@@ -271,9 +263,48 @@ def attend_context(block: Any, h: np.ndarray, kv: tuple[np.ndarray, np.ndarray],
 def context_keys_values(block: Any, h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``block.cache(h)``: the context rows' keys and values (each heads × N × d), one row
     chunk per worker thread (a row's keys and values are its own)."""
-    parts = chunks(h.shape[0], math.ceil(h.shape[0] / threads.workers()))
+    parts = chunks(h.shape[0], math.ceil(h.shape[0] / threads.count()))
     if len(parts) == 1:
         return block.cache(h)
     done = threads.map_chunks(lambda rows: block.cache(h[rows]), parts)
     return (np.concatenate([k for k, _ in done], axis=-2),
             np.concatenate([v for _, v in done], axis=-2))
+
+
+def in_shares(n: int, heads: int, attention_share: Callable, hidden: int,
+              feed_forward_share: Callable, residual: np.ndarray,
+              norm_mlp: Callable[[np.ndarray], np.ndarray], new_kv: bool,
+              attention_bias: np.ndarray | None = None,
+              feed_forward_bias: np.ndarray | None = None
+              ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
+    """A pre-norm transformer layer on a few rows as ``n`` near-equal shares on the worker
+    threads, every share on all the rows (row chunks would leave each thread too small a
+    product): ``attention_share(heads)`` for a slice of the ``heads`` heads returns its part
+    of the output projection and its keys and values; the parts are summed, plus
+    ``attention_bias`` and ``residual``; then ``feed_forward_share(norm_mlp(out), units)``
+    for a slice of the ``hidden`` units returns its part of the feed-forward's output, summed
+    plus ``feed_forward_bias`` and added. Equal to the whole layer up to float32 round-off.
+    Returns the output and, when ``new_kv``, the shares' keys and values joined."""
+    done = threads.map_chunks(attention_share, chunks(heads, math.ceil(heads / n)))
+    out = _summed([part for part, _ in done])
+    if attention_bias is not None:
+        out += attention_bias
+    out += residual
+    normed = norm_mlp(out)
+    ff = _summed(threads.map_chunks(lambda units: feed_forward_share(normed, units),
+                                    chunks(hidden, math.ceil(hidden / n))))
+    if feed_forward_bias is not None:
+        ff += feed_forward_bias
+    out += ff
+    if not new_kv:
+        return out, None
+    return out, (np.concatenate([k for _, (k, _) in done]),
+                 np.concatenate([v for _, (_, v) in done]))
+
+
+def _summed(parts: list[np.ndarray]) -> np.ndarray:
+    """``parts[0] + parts[1] + …``, left to right, into the first part (a scratch array)."""
+    total = parts[0]
+    for part in parts[1:]:
+        total += part
+    return total

@@ -74,16 +74,11 @@ def set_count(n: int | None) -> None:
     _count = n
 
 
-def workers() -> int:
-    """How many threads chunks are spread over: :func:`count`."""
-    return count()
-
-
 def spread(n: int, most: int) -> int:
     """A chunk size for ``n`` items when one chunk may hold ``most`` (its scratch budget):
     the budget shared out between the threads (the chunks in flight together hold what one
     did alone), and small enough that every thread gets a chunk."""
-    k = workers()
+    k = count()
     return max(1, min(int(most) // k, math.ceil(n / k)))
 
 
@@ -193,7 +188,7 @@ def map_chunks(fn: Callable[[Any], Any], chunks: Sequence[Any]) -> list[Any]:
     first error raised."""
     global _pool
     inside = threading.current_thread().name.startswith(POOL_NAME)  # no pool within the pool
-    if workers() == 1 or len(chunks) <= 1 or inside:
+    if count() == 1 or len(chunks) <= 1 or inside:
         return [fn(c) for c in chunks]
     with single_threaded_blas() as single:
         if not single:  # another BLAS with its own threads: no second layer of threads

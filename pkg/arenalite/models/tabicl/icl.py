@@ -57,7 +57,7 @@ def shares(stage: ICLStage, rows: int) -> int:
     ``threads.SMALL_STAGE_ROWS`` rows, where chunks of rows would make each thread's
     products too small (measured on 2 AVX-512 cores, the ICL on 128 context + 64 query
     rows: 130 ms in row chunks, 118 ms in shares); else 1 (row chunks)."""
-    n = min(threads.workers(), stage.heads)
+    n = min(threads.count(), stage.heads)
     small = rows < threads.SMALL_STAGE_ROWS and all(b.can_share() for b in stage.blocks)
     return n if n > 1 and small else 1
 
@@ -72,12 +72,11 @@ def fit_context(stage: ICLStage, r_train: np.ndarray, y_train: np.ndarray,
         start = clock() if layer_ms is not None else 0.0
         if n_shares > 1 and i < len(stage.blocks) - 1:
             h, kv = block.by_shares(h, None, n_shares)
-            kv_all.append(kv)
         else:
             kv = context_keys_values(block, h)
-            kv_all.append(kv)
             if i < len(stage.blocks) - 1:
                 h = attend_context(block, h, kv, stage.heads)
+        kv_all.append(kv)
         if layer_ms is not None:
             layer_ms[i] += (clock() - start) * 1e3
     n_classes = len(np.unique(y_train)) if stage.max_classes > 0 else 0

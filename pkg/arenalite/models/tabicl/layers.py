@@ -16,7 +16,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import threads
 from ..ops import (
     LN_EPS,
     Block,
@@ -24,13 +23,13 @@ from ..ops import (
     attention,
     chunks,
     gelu,
+    in_shares,
     layer_norm,
     linear,
     mlp,
     query_aware_scale,
     rotate,
     softmax,
-    summed,
 )
 
 __all__ = ["LN_EPS", "SSMAX_KINDS", "Attention", "AttentionBlock", "Block", "as_float32",
@@ -174,22 +173,11 @@ class AttentionBlock:
         Equal to :meth:`__call__` up to float32 round-off. Without ``kv`` the rows attend
         to themselves. Returns the output and the keys/values read (heads, N, d_head)."""
         x = self.norm("norm1", q_source)
-        head_shares = chunks(self.heads, math.ceil(self.heads / n))
-        done = threads.map_chunks(lambda heads: self.attention_share(x, heads, kv),
-                                  head_shares)
-        out = summed([part for part, _ in done])
-        out += self.attention.block["out_proj.bias"]
-        out += q_source
-        normed = self.norm("norm2", out)
-        hidden = self.block["linear1.weight"].shape[0]
-        ff = summed(threads.map_chunks(lambda units: self.feed_forward_share(normed, units),
-                                        chunks(hidden, math.ceil(hidden / n))))
-        ff += self.block["linear2.bias"]
-        out += ff
-        if kv is None:
-            kv = (np.concatenate([k for _, (k, _) in done]),
-                  np.concatenate([v for _, (_, v) in done]))
-        return out, kv
+        out, new = in_shares(n, self.heads, lambda heads: self.attention_share(x, heads, kv),
+                             self.block["linear1.weight"].shape[0], self.feed_forward_share,
+                             q_source, lambda out: self.norm("norm2", out), kv is None,
+                             self.attention.block["out_proj.bias"], self.block["linear2.bias"])
+        return out, kv if new is None else new
 
     def __call__(self, q_source: np.ndarray, kv: tuple[np.ndarray, np.ndarray],
                  rope: tuple[np.ndarray, bool] | None = None) -> np.ndarray:

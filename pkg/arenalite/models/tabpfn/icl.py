@@ -15,7 +15,6 @@ outputs; parity is with ``fit_mode="low_memory"``).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -29,11 +28,11 @@ from .layers import (
     chunks,
     feed_forward,
     gelu,
+    in_shares,
     linear,
     merge_heads,
     norm,
     split_heads,
-    summed,
 )
 
 SCRATCH_FLOATS = 1 << 25
@@ -91,21 +90,15 @@ class ICLLayer:
         attend to themselves with every key/value head. Returns the output and the
         keys/values read."""
         n_kv = self.kv_heads if kv is None else kv[0].shape[-3]
-        done = threads.map_chunks(lambda heads: self.attention_share(x, heads, n_kv, kv),
-                                  chunks(n_kv, math.ceil(n_kv / n)))
-        out = summed([part for part, _ in done])
-        out += h
+        out, new = in_shares(n, n_kv, lambda heads: self.attention_share(x, heads, n_kv, kv),
+                             self.block["mlp.0.weight"].shape[0], self.feed_forward_share, h,
+                             lambda out: norm(self.block, "layernorm_mlp", out), kv is None)
+        return out, kv if new is None else new
+
+    def feed_forward_share(self, x: np.ndarray, units: slice) -> np.ndarray:
+        """The feed-forward's hidden units ``units`` alone: their share of its output."""
         mlp = self.block.sub("mlp")
-        normed = norm(self.block, "layernorm_mlp", out)
-        hidden = mlp["0.weight"].shape[0]
-        out += summed(threads.map_chunks(
-            lambda units: linear(gelu(linear(normed, mlp["0.weight"][units])),
-                                 mlp["2.weight"][:, units]),
-            chunks(hidden, math.ceil(hidden / n))))
-        if kv is None:
-            kv = (np.concatenate([k for _, (k, _) in done]),
-                  np.concatenate([v for _, (_, v) in done]))
-        return out, kv
+        return linear(gelu(linear(x, mlp["0.weight"][units])), mlp["2.weight"][:, units])
 
     def __call__(self, h: np.ndarray, x: np.ndarray,
                  kv: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
@@ -161,7 +154,7 @@ def shares(stage: ICLStage, rows: int) -> int:
     is split across the worker threads: all of them below ``threads.SMALL_STAGE_ROWS``
     rows, where row chunks would make each thread's products too small; else 1 (row
     chunks)."""
-    n = min(threads.workers(), stage.test_heads)
+    n = min(threads.count(), stage.test_heads)
     return n if n > 1 and rows < threads.SMALL_STAGE_ROWS else 1
 
 

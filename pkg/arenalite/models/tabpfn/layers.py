@@ -24,17 +24,17 @@ from ..ops import (
     attention,
     chunks,
     gelu,
+    in_shares,
     linear,
     mlp,
     query_aware_scale,
     rotate,
     softmax,
-    summed,
 )
 
 __all__ = ["Block", "as_float32", "attend", "chunks", "feed_forward", "gelu", "linear",
            "merge_heads", "mlp", "rms_norm", "rotate", "softmax", "split_heads",
-           "softmax_scaling", "summed"]
+           "softmax_scaling", "in_shares"]
 
 RMS_EPS = np.float32(np.finfo(np.float32).eps)
 """``nn.RMSNorm(eps=None)`` uses ``torch.finfo(input.dtype).eps``."""
