@@ -59,6 +59,45 @@ def test_softmax_works_in_place_and_sums_to_one():
     np.testing.assert_allclose(out, want, rtol=1e-6)
 
 
+def _attention64(q, k, v, scale):
+    scores = q.astype(np.float64) * scale @ np.swapaxes(k.astype(np.float64), -1, -2)
+    weights = np.exp(scores - scores.max(-1, keepdims=True))
+    return weights / weights.sum(-1, keepdims=True) @ v.astype(np.float64)
+
+
+@pytest.mark.parametrize("shapes", [
+    ((8, 300, 16), (8, 200, 16), (8, 200, 16)),  # heads × rows: blocks of rows
+    ((3, 4, 100, 8), (3, 4, 60, 8), (3, 4, 60, 5)),  # batch entries per block
+    ((4, 50, 8), (3, 4, 90, 8), (3, 4, 90, 8)),  # queries shared by the batch (TabICL's inducing points)
+    ((2, 1, 70, 8), (1, 4, 80, 8), (2, 4, 80, 6)),  # axes of length 1 on either side
+    ((500, 4), (900, 4), (900, 3)),  # no batch axes
+    ((6, 9, 7), (9, 7), (9, 2)),  # fewer scores than a block: all at once
+])
+@pytest.mark.parametrize("block", [50, 1000, ops.ATTENTION_BLOCK])
+def test_attention_in_score_blocks_equals_the_definition(monkeypatch, shapes, block):
+    """Whatever the blocks (a batch entry's rows, several entries, everything), the
+    attention is its float64 definition to float32 round-off, with the batch axes
+    broadcast as numpy's matmul does; no input is changed."""
+    monkeypatch.setattr(ops, "ATTENTION_BLOCK", block)
+    q, k, v = (_x(shape, seed) for seed, shape in enumerate(shapes))
+    before = [a.copy() for a in (q, k, v)]
+    out = ops.attention(q, k, v, 0.4)
+    want = _attention64(q, k, v, 0.4)
+    assert out.dtype == np.float32 and out.shape == want.shape
+    np.testing.assert_allclose(out, want, rtol=2e-5, atol=2e-5)
+    assert all(np.array_equal(a, b) for a, b in zip((q, k, v), before))
+
+
+def test_attention_rows_do_not_depend_on_their_batch(monkeypatch):
+    """A query row's output is the same bits alone, among other rows, or split across
+    blocks: the predictors' batch invariance rests on it."""
+    monkeypatch.setattr(ops, "ATTENTION_BLOCK", 64 * 37)
+    q, k, v = _x((8, 200, 16), 1), _x((8, 64, 16), 2), _x((8, 64, 16), 3)
+    whole = ops.attention(q, k, v)
+    assert np.array_equal(ops.attention(q[:, 150:190], k, v), whole[:, 150:190])
+    assert np.array_equal(ops.attention(q[:, 3:40], k, v), whole[:, 3:40])
+
+
 @pytest.mark.parametrize("interleaved", [False, True])
 def test_rotate_keeps_norms_and_moves_pairs(interleaved):
     """RoPE is a rotation of each pair: norms stay; position 0 is unchanged; the pair of

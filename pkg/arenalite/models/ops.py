@@ -166,22 +166,71 @@ def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     return x
 
 
+ATTENTION_BLOCK = 1 << 18
+"""Scores :func:`attention` computes at once (1 MiB of float32: a core's L2 cache holds them
+between the passes over them)."""
+ATTENTION_SMALL = 1 << 12
+"""Scores per query/key matrix below which :func:`attention` takes the whole batch at once
+(many tiny products: blocks would only add calls)."""
+
+
 def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray,
               scale: float | None = None) -> np.ndarray:
     """Scaled-dot-product attention ``softmax(q kᵀ · scale) v`` over the last two axes
-    (batch axes broadcast; ``scale`` 1/√d by default). Two passes fewer over the score
-    matrix than scores, :func:`softmax`, product: the scale goes onto the queries (T × d
-    rather than T × J) and the softmax's division onto the output (T × d_v): equal to it
-    up to float32 round-off (bit for bit in the scores when the scale is a power of two)."""
+    (batch axes broadcast; ``scale`` 1/√d by default).
+
+    The scores go through in blocks of at most :data:`ATTENTION_BLOCK` (whole batch
+    entries first, then query rows), so that the softmax's passes and the second product
+    read them from cache, not memory, as a fused attention kernel does. Two passes fewer
+    over the scores than scores, :func:`softmax`, product: the scale goes onto the queries
+    (T × d rather than T × J) and the softmax's division onto the output (T × d_v). Equal
+    to that up to float32 round-off (bit for bit in the scores when the scale is a power
+    of two); a query row's output does not depend on the other rows."""
     if scale is None:
         scale = 1 / math.sqrt(q.shape[-1])
-    scores = (q * np.float32(scale)) @ k.swapaxes(-1, -2)
+    q = q * np.float32(scale)
+    batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    out = np.empty((*batch, q.shape[-2], v.shape[-1]), dtype=np.float32)
+    keys = k.shape[-2]
+    if q.shape[-2] * keys < ATTENTION_SMALL:
+        _attend(q, k, v, out)
+        return out
+    q, k, v = (x.reshape((1,) * (out.ndim - x.ndim) + x.shape) for x in (q, k, v))
+    for index in _score_blocks(out.shape[:-1], keys, ATTENTION_BLOCK):
+        entries = index[:len(batch)]  # k and v: every key of the block's batch entries
+        _attend(q[_broadcast_index(q, index)], k[_broadcast_index(k, entries)],
+                v[_broadcast_index(v, entries)], out[index])
+    return out
+
+
+def _attend(q: np.ndarray, k: np.ndarray, v: np.ndarray, out: np.ndarray) -> None:
+    """``softmax(q kᵀ) v`` into ``out``, the scores made, used and dropped in one go."""
+    scores = q @ k.swapaxes(-1, -2)
     scores -= scores.max(axis=-1, keepdims=True)
     np.exp(scores, out=scores)
     total = scores.sum(axis=-1, keepdims=True)
-    out = scores @ v
+    np.matmul(scores, v, out=out)
     out /= total
-    return out
+
+
+def _score_blocks(shape: tuple[int, ...], keys: int, budget: int) -> list[tuple]:
+    """Indices into an array of ``shape`` (batch axes, then query rows) whose blocks each
+    hold at most ``budget`` scores over ``keys`` keys (one query row at least): slices of
+    the first axis where a whole entry fits, else each entry's own blocks."""
+    if len(shape) == 1:
+        return [(rows,) for rows in chunks(shape[0], budget // keys)]
+    entry = math.prod(shape[1:]) * keys
+    if entry <= budget:
+        return [(part,) for part in chunks(shape[0], budget // entry)]
+    return [(i, *inner) for i in range(shape[0])
+            for inner in _score_blocks(shape[1:], keys, budget)]
+
+
+def _broadcast_index(x: np.ndarray, index: tuple) -> tuple:
+    """``index`` (over the leading axes) as it applies to ``x``, whose axes of length 1
+    broadcast: those take all of it (a slice) or its one entry (an integer)."""
+    return tuple(part if size != 1 else (0 if isinstance(part, int) else slice(None))
+                 for part, size in zip(index, x.shape, strict=False))
 
 
 def rotate(x: np.ndarray, freqs: np.ndarray, interleaved: bool) -> np.ndarray:
