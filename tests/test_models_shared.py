@@ -68,7 +68,7 @@ def _attention64(q, k, v, scale):
 @pytest.mark.parametrize("shapes", [
     ((8, 300, 16), (8, 200, 16), (8, 200, 16)),  # heads × rows: blocks of rows
     ((3, 4, 100, 8), (3, 4, 60, 8), (3, 4, 60, 5)),  # batch entries per block
-    ((4, 50, 8), (3, 4, 90, 8), (3, 4, 90, 8)),  # queries shared by the batch (TabICL's inducing points)
+    ((4, 50, 8), (3, 4, 90, 8), (3, 4, 90, 8)),  # queries shared: inducing points
     ((2, 1, 70, 8), (1, 4, 80, 8), (2, 4, 80, 6)),  # axes of length 1 on either side
     ((500, 4), (900, 4), (900, 3)),  # no batch axes
     ((6, 9, 7), (9, 7), (9, 2)),  # fewer scores than a block: all at once
@@ -85,7 +85,7 @@ def test_attention_in_score_blocks_equals_the_definition(monkeypatch, shapes, bl
     want = _attention64(q, k, v, 0.4)
     assert out.dtype == np.float32 and out.shape == want.shape
     np.testing.assert_allclose(out, want, rtol=2e-5, atol=2e-5)
-    assert all(np.array_equal(a, b) for a, b in zip((q, k, v), before))
+    assert all(np.array_equal(a, b) for a, b in zip((q, k, v), before, strict=True))
 
 
 def test_attention_rows_do_not_depend_on_their_batch(monkeypatch):
