@@ -15,6 +15,7 @@ outputs; parity is with ``fit_mode="low_memory"``).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -149,6 +150,23 @@ def _through(stage: ICLStage, layer: ICLLayer, h: np.ndarray,
                                              chunks(h.shape[0], size)))
 
 
+def _normed_keys_values(layer: ICLLayer, h: np.ndarray
+                        ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+    """The context rows ``h`` normed (``layernorm``) and their keys and values, one row
+    chunk per worker thread (a row's keys and values are its own), so that the second
+    core does not wait through the stage's largest product."""
+    def normed(rows: slice) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+        x = norm(layer.block, "layernorm", h[rows])
+        return x, layer.keys_values(x)
+
+    done = threads.map_chunks(normed, chunks(h.shape[0], math.ceil(h.shape[0] / threads.count())))
+    if len(done) == 1:
+        return done[0]
+    return (np.concatenate([x for x, _ in done]),
+            (np.concatenate([k for _, (k, _) in done], axis=-2),
+             np.concatenate([v for _, (_, v) in done], axis=-2)))
+
+
 def shares(stage: ICLStage, rows: int) -> int:
     """Into how many shares of heads (:meth:`ICLLayer.by_shares`) a layer on ``rows`` rows
     is split across the worker threads: all of them below ``threads.SMALL_STAGE_ROWS``
@@ -167,11 +185,10 @@ def fit_context(stage: ICLStage, r_train: np.ndarray, y_train: np.ndarray,
     n_shares = shares(stage, h.shape[0])
     cached = []
     for layer in stage.layers:
-        x = norm(layer.block, "layernorm", h)
         if n_shares > 1:
-            h, (k, v) = layer.by_shares(h, x, None, n_shares)
+            h, (k, v) = layer.by_shares(h, norm(layer.block, "layernorm", h), None, n_shares)
         else:
-            k, v = layer.keys_values(x)
+            x, (k, v) = _normed_keys_values(layer, h)
             h = _through(stage, layer, h, (k, v), x)
         cached.append((np.ascontiguousarray(k[:stage.test_heads]),
                        np.ascontiguousarray(v[:stage.test_heads])))
