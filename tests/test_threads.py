@@ -5,6 +5,7 @@ to float32 round-off, the per-layer times still the stage's wall time)."""
 from __future__ import annotations
 
 import json
+import math
 import time
 from pathlib import Path
 
@@ -39,6 +40,26 @@ def test_count_follows_the_environment(monkeypatch: pytest.MonkeyPatch, restore_
     assert threads.count() >= 1
     with pytest.raises(ValueError, match="positive integer or None, got 0"):
         threads.set_count(0)
+
+
+def _busiest(n: int, size: int, k: int) -> int:
+    sizes = [min(size, n - start) for start in range(0, n, size)]
+    return max(sum(sizes[i::k]) for i in range(k))
+
+
+@pytest.mark.parametrize("k", [2, 3, 4])
+def test_spread_keeps_the_budget_and_evens_out_the_threads(k: int, restore_count) -> None:
+    """Every chunk within its share of the budget; the busiest thread never holds more
+    than with chunks as large as the budget allows; TabICL's 30 columns evenly."""
+    threads.set_count(k)
+    for n in range(1, 120):
+        for most in range(1, 90, 7):
+            size = threads.spread(n, most)
+            assert 1 <= size <= max(1, most // k)
+            simple = max(1, min(most // k, math.ceil(n / k)))
+            assert _busiest(n, size, k) <= _busiest(n, simple, k)
+    if k == 2:
+        assert _busiest(30, threads.spread(30, 18), 2) == 15  # was 9, 9, 9, 3: 18
 
 
 @pytest.mark.needs_threads
