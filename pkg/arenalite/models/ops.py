@@ -190,11 +190,10 @@ def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray,
         scale = 1 / math.sqrt(q.shape[-1])
     q = q * np.float32(scale)
     batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
-    out = np.empty((*batch, q.shape[-2], v.shape[-1]), dtype=np.float32)
-    keys = k.shape[-2]
-    if q.shape[-2] * keys < ATTENTION_SMALL:
-        _attend(q, k, v, out)
-        return out
+    rows, keys = q.shape[-2], k.shape[-2]
+    if rows * keys < ATTENTION_SMALL or math.prod(batch) * rows * keys <= ATTENTION_BLOCK:
+        return _attend(q, k, v)
+    out = np.empty((*batch, rows, v.shape[-1]), dtype=np.float32)
     q, k, v = (x.reshape((1,) * (out.ndim - x.ndim) + x.shape) for x in (q, k, v))
     for index in _score_blocks(out.shape[:-1], keys, ATTENTION_BLOCK):
         entries = index[:len(batch)]  # k and v: every key of the block's batch entries
@@ -203,14 +202,20 @@ def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray,
     return out
 
 
-def _attend(q: np.ndarray, k: np.ndarray, v: np.ndarray, out: np.ndarray) -> None:
-    """``softmax(q kᵀ) v`` into ``out``, the scores made, used and dropped in one go."""
+def _attend(q: np.ndarray, k: np.ndarray, v: np.ndarray,
+            out: np.ndarray | None = None) -> np.ndarray:
+    """``softmax(q kᵀ) v`` (into ``out`` when given), the scores made, used and dropped in
+    one go."""
     scores = q @ k.swapaxes(-1, -2)
     scores -= scores.max(axis=-1, keepdims=True)
     np.exp(scores, out=scores)
     total = scores.sum(axis=-1, keepdims=True)
-    np.matmul(scores, v, out=out)
+    if out is None:
+        out = scores @ v
+    else:
+        np.matmul(scores, v, out=out)
     out /= total
+    return out
 
 
 def _score_blocks(shape: tuple[int, ...], keys: int, budget: int) -> list[tuple]:
