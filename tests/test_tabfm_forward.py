@@ -185,3 +185,43 @@ def test_random_regression_checkpoint_runs_end_to_end() -> None:
     x = rng.normal(size=(20, 3)).astype(np.float32)
     out, _ = model.forward(m, x[:15], rng.normal(size=15), x[15:])
     assert out.shape == (5, 1) and np.isfinite(out).all()
+
+
+@pytest.mark.parametrize("name", ["binary", "wide"])
+def test_an_icl_block_in_head_shares_equals_the_whole_block(name: str) -> None:
+    """Shares of the heads and of the SwiGLU's hidden units, even and uneven, summed and
+    put through the block's norms after the attention and the feed-forward: the whole
+    block up to float32 round-off (whether the pool runs them or not)."""
+    m, _, _ = load(name)
+    block = m.icl.blocks[0]
+    rng = np.random.default_rng(0)
+    width = block.block["pre_attn_ln.weight"].shape[0]
+    rows, context = rng.normal(size=(40, width)), rng.normal(size=(70, width))
+    rows, context = rows.astype(np.float32), context.astype(np.float32)
+    kv = block.cache(context)
+    whole = block(rows, kv)
+    scale = max(1.0, float(np.abs(whole).max()))
+    for n in sorted({2, 3, m.icl.heads} - {1}):
+        np.testing.assert_allclose(block.by_shares(rows, kv, n), whole,
+                                   atol=1e-5 * scale, rtol=0, err_msg=f"{n} shares")
+
+
+@pytest.mark.needs_threads
+def test_a_small_icl_runs_in_head_shares_on_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On two threads the fixtures' small context and query blocks go through the ICL in
+    shares of heads, and the output is the row chunks' up to float32 round-off."""
+    m, f, n = load("binary")
+    args = (m, f["x"][:n], f["y"], f["x"][n:])
+    used = []
+    by_shares = icl.AttentionBlock.by_shares
+    monkeypatch.setattr(icl.AttentionBlock, "by_shares",
+                        lambda self, *a: used.append(1) or by_shares(self, *a))
+    try:
+        threads.set_count(2)
+        shared, _ = model.forward(*args, d=int(f["d"]), cat_mask=f["cat_mask"])
+        assert len(used) >= 2 * len(m.icl.blocks) - 1  # context and query rows
+        monkeypatch.setattr(threads, "SMALL_STAGE_ROWS", 0)  # row chunks again
+        chunked, _ = model.forward(*args, d=int(f["d"]), cat_mask=f["cat_mask"])
+    finally:
+        threads.set_count(None)
+    np.testing.assert_allclose(shared, chunked, atol=TOL, rtol=0)

@@ -329,7 +329,8 @@ def in_shares(n: int, heads: int, attention_share: Callable, hidden: int,
               feed_forward_share: Callable, residual: np.ndarray,
               norm_mlp: Callable[[np.ndarray], np.ndarray], new_kv: bool,
               attention_bias: np.ndarray | None = None,
-              feed_forward_bias: np.ndarray | None = None
+              feed_forward_bias: np.ndarray | None = None,
+              post_norms: tuple[Callable, Callable] | None = None
               ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
     """A pre-norm transformer layer on a few rows as ``n`` near-equal shares on the worker
     threads, every share on all the rows (row chunks would leave each thread too small a
@@ -337,18 +338,25 @@ def in_shares(n: int, heads: int, attention_share: Callable, hidden: int,
     of the output projection and its keys and values; the parts are summed, plus
     ``attention_bias`` and ``residual``; then ``feed_forward_share(norm_mlp(out), units)``
     for a slice of the ``hidden`` units returns its part of the feed-forward's output, summed
-    plus ``feed_forward_bias`` and added. Equal to the whole layer up to float32 round-off.
-    Returns the output and, when ``new_kv``, the shares' keys and values joined."""
+    plus ``feed_forward_bias`` and added. ``post_norms``: the norms a sandwich-norm block
+    (TabFM's) applies to the attention's and the feed-forward's whole output before each is
+    added back. Equal to the whole layer up to float32 round-off. Returns the output and,
+    when ``new_kv``, the shares' keys and values joined."""
+    after_attention, after_feed_forward = post_norms or (None, None)
     done = threads.map_chunks(attention_share, chunks(heads, math.ceil(heads / n)))
     out = _summed([part for part, _ in done])
     if attention_bias is not None:
         out += attention_bias
+    if after_attention is not None:
+        out = after_attention(out)
     out += residual
     normed = norm_mlp(out)
     ff = _summed(threads.map_chunks(lambda units: feed_forward_share(normed, units),
                                     chunks(hidden, math.ceil(hidden / n))))
     if feed_forward_bias is not None:
         ff += feed_forward_bias
+    if after_feed_forward is not None:
+        ff = after_feed_forward(ff)
     out += ff
     if not new_kv:
         return out, None

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import threads
 from ..ops import attend_context, context_keys_values
 from .layers import AttentionBlock, Block, as_float32, mlp
 
@@ -55,6 +56,23 @@ class ICLContext:
     h: np.ndarray | None = None
 
 
+def shares(stage: ICLStage, rows: int) -> int:
+    """Into how many shares of heads (:meth:`AttentionBlock.by_shares`) a block on
+    ``rows`` rows is split across the worker threads: all of them below
+    ``threads.SMALL_STAGE_ROWS`` rows (a small context, a 64-row query block), where row
+    chunks would give each thread a product of a few dozen rows over the block's whole
+    weights; else 1 (row chunks)."""
+    n = min(threads.count(), stage.heads)
+    return n if n > 1 and rows < threads.SMALL_STAGE_ROWS else 1
+
+
+def _through(stage: ICLStage, block: AttentionBlock, h: np.ndarray,
+             kv: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """Rows ``h`` through one block over ``kv``: in shares of heads or in row chunks."""
+    n = shares(stage, h.shape[0])
+    return block.by_shares(h, kv, n) if n > 1 else attend_context(block, h, kv, stage.heads)
+
+
 def fit_context(stage: ICLStage, r: np.ndarray, y: np.ndarray,
                 layer_ms: list[float] | None = None, clock=None,
                 last: bool = False, keep: bool = True) -> tuple[ICLContext, np.ndarray | None]:
@@ -70,7 +88,7 @@ def fit_context(stage: ICLStage, r: np.ndarray, y: np.ndarray,
         kv = context_keys_values(block, h)
         kv_all.append(kv)
         if last or i < len(stage.blocks) - 1:
-            h = attend_context(block, h, kv, stage.heads)
+            h = _through(stage, block, h, kv)
         if layer_ms is not None:
             layer_ms[i] += (clock() - start) * 1e3
     return ICLContext(kv_all), (h if last else None)
@@ -87,9 +105,9 @@ def stream(stage: ICLStage, context: ICLContext, queries: list[np.ndarray],
     for i, block in enumerate(stage.blocks):
         start = clock() if layer_ms is not None else 0.0
         kv = context_keys_values(block, h)
-        queries = [attend_context(block, q, kv, stage.heads) for q in queries]
+        queries = [_through(stage, block, q, kv) for q in queries]
         if i < len(stage.blocks) - 1:
-            h = attend_context(block, h, kv, stage.heads)
+            h = _through(stage, block, h, kv)
         del kv
         if layer_ms is not None:
             layer_ms[i] += (clock() - start) * 1e3
@@ -102,7 +120,7 @@ def query(stage: ICLStage, context: ICLContext, r: np.ndarray,
     h = r
     for i, (block, kv) in enumerate(zip(stage.blocks, context.kv, strict=True)):
         start = clock() if layer_ms is not None else 0.0
-        h = attend_context(block, h, kv, stage.heads)
+        h = _through(stage, block, h, kv)
         if layer_ms is not None:
             layer_ms[i] += (clock() - start) * 1e3
     return h

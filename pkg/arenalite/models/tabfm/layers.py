@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..ops import Block, as_float32, attention, chunks, gelu_tanh, linear, rotate
+from ..ops import Block, as_float32, attention, chunks, gelu_tanh, in_shares, linear, rotate
 from ..ops import rms_norm as _rms_norm
 
 __all__ = ["EPS", "Attention", "AttentionBlock", "Block", "as_float32", "chunks", "linear",
@@ -136,6 +136,48 @@ class AttentionBlock:
                         linear(xn, b["linear1.weight"], b["linear1.bias"]))
         return rms_norm(linear(hidden, b["linear2.weight"], b["linear2.bias"]),
                         b["post_ff_ln.weight"])
+
+    def by_shares(self, q_source: np.ndarray, kv: tuple[np.ndarray, np.ndarray],
+                  n: int) -> np.ndarray:
+        """The block on a few query rows ``q_source`` (T, E) over cached ``kv`` (heads, N,
+        d_head each) as ``n`` near-equal shares of its heads, then of its feed-forward's
+        hidden units, on the worker threads, every share on all T rows (``ops.in_shares``,
+        with the block's norms after the attention and the feed-forward): equal to
+        :meth:`__call__` up to float32 round-off."""
+        b = self.block
+        x = rms_norm(q_source, b["pre_attn_ln.weight"])
+        out, _ = in_shares(
+            n, self.heads, lambda heads: (self.attention_share(x, heads, kv), None),
+            b["linear2.weight"].shape[1], self.feed_forward_share, q_source,
+            lambda out: rms_norm(out, b["pre_ff_ln.weight"]), False,
+            b["attn.out_proj.bias"], b["linear2.bias"],
+            (lambda out: rms_norm(out, b["post_attn_ln.weight"]),
+             lambda out: rms_norm(out, b["post_ff_ln.weight"])))
+        return out
+
+    def attention_share(self, x: np.ndarray, heads: slice,
+                        kv: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+        """The heads ``heads`` alone on normed rows ``x`` (T, E): their part of the output
+        projection (T, E), without its bias."""
+        a = self.attention
+        b, d = a.block, a.scale.shape[0]
+        cols = slice(heads.start * d, heads.stop * d)
+        q = linear(x, b["q_proj.weight"][cols], b["q_proj.bias"][cols])
+        q = q.reshape(x.shape[0], heads.stop - heads.start, d).swapaxes(0, 1)
+        if a.freqs is not None:
+            q = rotate(q, a.freqs, interleaved=True)
+        q = rms_norm(q, b["query_ln.weight"])
+        q *= a.scale
+        out = attention(q, kv[0][heads], kv[1][heads], scale=1.0)
+        return linear(out.swapaxes(0, 1).reshape(x.shape[0], -1), b["out_proj.weight"][:, cols])
+
+    def feed_forward_share(self, xn: np.ndarray, units: slice) -> np.ndarray:
+        """The SwiGLU's hidden units ``units`` alone on normed rows ``xn``: their part of
+        ``linear2`` (no bias, no norm)."""
+        b = self.block
+        hidden = swiglu(linear(xn, b["linear1_gate.weight"][units], b["linear1_gate.bias"][units]),
+                        linear(xn, b["linear1.weight"][units], b["linear1.bias"][units]))
+        return linear(hidden, b["linear2.weight"][:, units])
 
     def __call__(self, q_source: np.ndarray, kv: tuple[np.ndarray, np.ndarray],
                  q: np.ndarray | None = None) -> np.ndarray:
