@@ -187,13 +187,14 @@ def pooled() -> Iterator[None]:
 SMALL_STAGE_ROWS = 384
 """Below this many rows an ICL layer's products are too small to split into row chunks
 between the pool's threads (each thread's product of 64 or 32 rows runs far below what
-BLAS does on 128): TabICL's and TabPFN's ICL layers then run as shares of their heads and
-hidden units instead, every thread on all the rows (``tabicl.icl.shares``,
-``tabpfn.icl.shares``). Measured on 2 AVX-512 cores, a member's whole call back to back at
-128 + 48 rows: TabICL 0.222 → 0.188 s, TabPFN 0.374 → 0.292 s (row chunks → shares). At
-1,024 context rows both take the same time (TabICL 2.30 against 2.32 s, TabPFN 3.63 against
-3.65 s), and row chunks bound each thread's score matrix where a share would hold its heads'
-scores over every row pair, so larger stages keep row chunks."""
+BLAS does on 128): the ICL layers of TabICL, TabPFN and Google TabFM then run as shares of
+their heads and hidden units instead, every thread on all the rows (``tabicl.icl.shares``,
+``tabpfn.icl.shares``, ``tabfm.icl.shares``). Measured on 2 AVX-512 cores, a member's
+whole call back to back at 128 + 48 rows: TabICL 0.222 → 0.188 s, TabPFN 0.374 → 0.292 s
+(row chunks → shares). At 1,024 context rows both take the same time (TabICL 2.30 against
+2.32 s, TabPFN 3.63 against 3.65 s), and row chunks bound each thread's score matrix where
+a share would hold its heads' scores over every row pair, so larger stages keep row
+chunks."""
 
 
 def map_chunks(fn: Callable[[Any], Any], chunks: Sequence[Any]) -> list[Any]:
