@@ -185,7 +185,7 @@ def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray,
     over the scores than scores, :func:`softmax`, product: the scale goes onto the queries
     (T × d rather than T × J) and the softmax's division onto the output (T × d_v). Equal
     to that up to float32 round-off (bit for bit in the scores when the scale is a power
-    of two); a query row's output does not depend on the other rows."""
+    of two). Blocks never mix query rows: a row's output is its own scores'."""
     if scale is None:
         scale = 1 / math.sqrt(q.shape[-1])
     q = q * np.float32(scale)
