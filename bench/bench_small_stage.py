@@ -1,11 +1,13 @@
 """An ICL stage in row chunks or in shares of heads on the pool, calls back to back.
 
 ``python bench/bench_small_stage.py --model tabpfn --shape 128x48x4 [--threads 2] [--rounds 6]``
-(needs the model's extra: torch and the package). One member's raw forward of the full-size
-random model (as ``bench_tabpfn.py`` / ``bench_tabicl.py`` build it), five calls in a row
+(``--model tabicl``, ``tabfm``; needs the model's extra: torch and the package). One
+member's raw forward of the full-size random model (as ``bench_tabpfn.py`` /
+``bench_tabicl.py`` / ``bench_tabfm.py`` build it), five calls in a row
 per block, blocks in turn: ``rows`` (every ICL layer in row chunks on arenalite's pool,
 ``threads.SMALL_STAGE_ROWS`` set to 0), ``default`` (arenalite as shipped: an ICL stage of
-fewer rows in shares of heads, ``tabicl.icl.shares`` / ``tabpfn.icl.shares``), ``shares``
+fewer rows in shares of heads, ``tabicl.icl.shares`` / ``tabpfn.icl.shares`` /
+``tabfm.icl.shares``), ``shares``
 (every ICL layer in shares, whatever its rows) and the package's torch forward. The median
 of the blocks' medians is printed with numpy / torch.
 
@@ -31,7 +33,7 @@ if not any(a.startswith("--threads") for a in sys.argv[1:]):
     sys.argv[1:1] = ["--threads", "all"]  # this bench is about more than one thread
 forward_bench.prepare_process()
 
-import numpy as np  # noqa: E402, F401  (numpy loads after the BLAS thread count is set)
+import numpy as np  # noqa: E402  (numpy loads after the BLAS thread count is set)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pkg"))
 
@@ -58,6 +60,25 @@ def tabicl_calls(torch, x, y, n):
             (lambda: bench_tabicl.torch_stages(torch, tmodel, x, y, icfg)))
 
 
+def tabfm_calls(torch, x, y, n):
+    import bench_tabfm
+    from arenalite.models.tabfm import checkpoint
+    from arenalite.models.tabfm.model import TabFMModel
+
+    ck = checkpoint.random_checkpoint(dict(checkpoint.V1_0_0), seed=0)
+    tmodel, model = bench_tabfm.torch_model(torch, ck.config, ck.tensors), TabFMModel(
+        ck.config, ck.tensors)
+    y = y.astype(np.int64)
+    y_full = torch.from_numpy(np.concatenate([y, np.full(len(x) - n, -100)]))[None]
+
+    def run_torch():
+        with torch.no_grad():
+            tmodel(torch.from_numpy(x)[None], y_full, torch.tensor([n]),
+                   d=torch.tensor([x.shape[1]]))
+
+    return (lambda: bench_tabfm.forward(model, x[:n], y, x[n:])), run_torch
+
+
 def block_median(fn, calls: int = 5) -> float:
     fn()
     times = []
@@ -70,7 +91,7 @@ def block_median(fn, calls: int = 5) -> float:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", choices=["tabpfn", "tabicl"], default="tabpfn")
+    parser.add_argument("--model", choices=["tabpfn", "tabicl", "tabfm"], default="tabpfn")
     parser.add_argument("--shape", default="128x48x4", help="context x query rows x features")
     parser.add_argument("--threads", default="all", help="one thread count (default all)")
     forward_bench.add_isa_argument(parser)
@@ -84,7 +105,7 @@ def main(argv=None) -> int:
     threads.set_count(count)
     forward_bench.report_machine(torch)
     x, y = forward_bench.data(n, m, h)
-    calls = tabpfn_calls if args.model == "tabpfn" else tabicl_calls
+    calls = {"tabpfn": tabpfn_calls, "tabicl": tabicl_calls, "tabfm": tabfm_calls}[args.model]
     run_numpy, run_torch = calls(torch, x, y, n)
     shipped = threads.SMALL_STAGE_ROWS
     limits = {"rows": 0, "default": shipped, "shares": 1 << 62}
