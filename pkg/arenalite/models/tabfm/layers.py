@@ -80,10 +80,16 @@ class Attention:
         *lead, t, e = x.shape
         return x.reshape(*lead, t, self.heads, e // self.heads).swapaxes(-3, -2)
 
-    def queries(self, x: np.ndarray) -> np.ndarray:
-        """Normed inputs (…, T, E) → scaled queries (…, heads, T, d_head)."""
+    def queries(self, x: np.ndarray, heads: slice | None = None) -> np.ndarray:
+        """Normed inputs (…, T, E) → scaled queries (…, heads, T, d_head); ``heads``: those
+        heads alone (a share of them)."""
         b = self.block
-        q = self.split(linear(x, b["q_proj.weight"], b["q_proj.bias"]))
+        heads = heads or slice(0, self.heads)
+        d = self.scale.shape[0]
+        cols = slice(heads.start * d, heads.stop * d)
+        q = linear(x, b["q_proj.weight"][cols], b["q_proj.bias"][cols])
+        *lead, t, _ = q.shape
+        q = q.reshape(*lead, t, heads.stop - heads.start, d).swapaxes(-3, -2)
         if self.freqs is not None:
             q = rotate(q, self.freqs, interleaved=True)
         q = rms_norm(q, b["query_ln.weight"])
@@ -160,16 +166,10 @@ class AttentionBlock:
         """The heads ``heads`` alone on normed rows ``x`` (T, E): their part of the output
         projection (T, E), without its bias."""
         a = self.attention
-        b, d = a.block, a.scale.shape[0]
-        cols = slice(heads.start * d, heads.stop * d)
-        q = linear(x, b["q_proj.weight"][cols], b["q_proj.bias"][cols])
-        q = q.reshape(x.shape[0], heads.stop - heads.start, d).swapaxes(0, 1)
-        if a.freqs is not None:
-            q = rotate(q, a.freqs, interleaved=True)
-        q = rms_norm(q, b["query_ln.weight"])
-        q *= a.scale
-        out = attention(q, kv[0][heads], kv[1][heads], scale=1.0)
-        return linear(out.swapaxes(0, 1).reshape(x.shape[0], -1), b["out_proj.weight"][:, cols])
+        d = a.scale.shape[0]
+        out = attention(a.queries(x, heads), kv[0][heads], kv[1][heads], scale=1.0)
+        return linear(out.swapaxes(0, 1).reshape(x.shape[0], -1),
+                      a.block["out_proj.weight"][:, heads.start * d:heads.stop * d])
 
     def feed_forward_share(self, xn: np.ndarray, units: slice) -> np.ndarray:
         """The SwiGLU's hidden units ``units`` alone on normed rows ``xn``: their part of

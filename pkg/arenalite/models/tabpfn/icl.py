@@ -15,13 +15,13 @@ outputs; parity is with ``fit_mode="low_memory"``).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 
 from .. import threads
+from ..ops import context_keys_values
 from .cells import embed_target
 from .layers import (
     Block,
@@ -54,10 +54,13 @@ class ICLLayer:
         return np.concatenate([a["k_projection.weight"], a["v_projection.weight"]])
 
     def keys_values(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Normed rows ``x`` → their keys and values (kv_heads, rows, d) each."""
         kv = linear(x, self.kv_weight)
         width = kv.shape[-1] // 2
         return (split_heads(kv[..., :width], self.kv_heads),
                 split_heads(kv[..., width:], self.kv_heads))
+
+    cache = keys_values  # ``ops.context_keys_values`` calls it on row chunks
 
     def attention_share(self, x: np.ndarray, kv_heads: slice, n_kv: int,
                         kv: tuple[np.ndarray, np.ndarray] | None
@@ -150,23 +153,6 @@ def _through(stage: ICLStage, layer: ICLLayer, h: np.ndarray,
                                              chunks(h.shape[0], size)))
 
 
-def _normed_keys_values(layer: ICLLayer, h: np.ndarray
-                        ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
-    """The context rows ``h`` normed (``layernorm``) and their keys and values, one row
-    chunk per worker thread (a row's keys and values are its own), so that the second
-    core does not wait through the stage's largest product."""
-    def normed(rows: slice) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
-        x = norm(layer.block, "layernorm", h[rows])
-        return x, layer.keys_values(x)
-
-    done = threads.map_chunks(normed, chunks(h.shape[0], math.ceil(h.shape[0] / threads.count())))
-    if len(done) == 1:
-        return done[0]
-    return (np.concatenate([x for x, _ in done]),
-            (np.concatenate([k for _, (k, _) in done], axis=-2),
-             np.concatenate([v for _, (_, v) in done], axis=-2)))
-
-
 def shares(stage: ICLStage, rows: int) -> int:
     """Into how many shares of heads (:meth:`ICLLayer.by_shares`) a layer on ``rows`` rows
     is split across the worker threads: all of them below ``threads.SMALL_STAGE_ROWS``
@@ -188,7 +174,8 @@ def fit_context(stage: ICLStage, r_train: np.ndarray, y_train: np.ndarray,
         if n_shares > 1:
             h, (k, v) = layer.by_shares(h, norm(layer.block, "layernorm", h), None, n_shares)
         else:
-            x, (k, v) = _normed_keys_values(layer, h)
+            x = norm(layer.block, "layernorm", h)
+            k, v = context_keys_values(layer, x)  # row chunks on the pool
             h = _through(stage, layer, h, (k, v), x)
         cached.append((np.ascontiguousarray(k[:stage.test_heads]),
                        np.ascontiguousarray(v[:stage.test_heads])))
