@@ -78,6 +78,23 @@ def test_categories_in_appearance_order_rare_unseen_and_missing_are_minus_one() 
     np.testing.assert_array_equal(out.test[:, 0], [1, 0, -1, -1, -1])
 
 
+def test_dates_become_their_parts_without_pandas_deprecations() -> None:
+    """A date column: its epoch nanoseconds, year, month, day and day of the week (Monday
+    0), the missing date filled as the package does; no deprecated pandas accessor."""
+    import warnings
+
+    train = pd.DataFrame({"d": pd.to_datetime(["2024-01-01", "2024-02-29", None, "2023-12-31"]),
+                          "x": range(4)})
+    test = pd.DataFrame({"d": pd.to_datetime(["2024-03-03", None]), "x": range(2)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = P.numeric_table(train, test)
+    np.testing.assert_array_equal(out.train[[0, 1, 3], 2:],  # after x and the timestamp
+                                  [[2024, 1, 1, 0], [2024, 2, 29, 3], [2023, 12, 31, 6]])
+    np.testing.assert_array_equal(out.test[0, 2:], [2024, 3, 3, 6])
+    np.testing.assert_array_equal(out.train[2, 1:], out.test[1, 1:])  # one fill for both
+
+
 def test_numbers_mean_imputed_and_all_missing_column_dropped() -> None:
     train = pd.DataFrame({"a": [1.0, np.nan, 3.0], "b": [np.nan] * 3, "c": [True, False, True]})
     test = pd.DataFrame({"a": [np.nan], "b": [1.0], "c": [False]})

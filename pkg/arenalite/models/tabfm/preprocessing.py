@@ -46,6 +46,9 @@ MIN_CATEGORY_FREQUENCY = 2
 """``TransformToNumerical``'s ``min_cat_frequency``: rarer context values code as −1."""
 DATETIME_PARTS = ("year", "month", "day", "dayofweek")
 """The calendar fields a datetime column adds after its integer timestamp."""
+DATETIME_ACCESSORS = {"dayofweek": "day_of_week"}
+"""pandas' accessor for a part whose old name it deprecates (``dt.dayofweek``, pandas 3.1;
+``dt.day_of_week`` since pandas 1.1): the same numbers, Monday 0."""
 DATE_SAMPLE = 500
 """Above this many context cells the date test looks at a seeded sample of 500."""
 DATE_NULL_SHARE = 0.8
@@ -124,8 +127,8 @@ def _date_columns(series: pd.Series, fill: object) -> list[np.ndarray]:
     if missing.any():
         stamps.loc[missing] = fill
     out = [pd.to_numeric(stamps).to_numpy().astype(np.float64)]
-    out += [getattr(stamps.dt, part).astype(np.int64).to_numpy().astype(np.float64)
-            for part in DATETIME_PARTS]
+    out += [getattr(stamps.dt, DATETIME_ACCESSORS.get(part, part)).astype(np.int64)
+            .to_numpy().astype(np.float64) for part in DATETIME_PARTS]
     return out
 
 
