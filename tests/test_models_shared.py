@@ -50,6 +50,28 @@ def test_operators_against_float64_formulas():
         assert out.dtype == np.float32 and out.shape == x.shape
 
 
+@pytest.mark.parametrize("rows", [0, 1, 63, ops.LINEAR_TRANSPOSED_ROWS,
+                                  ops.LINEAR_TRANSPOSED_ROWS + 1, 300])
+def test_linear_on_either_side_of_the_transposed_product(rows: int) -> None:
+    """``x @ w.T + b`` whichever way the product runs (``(w @ x.T).T`` up to
+    LINEAR_TRANSPOSED_ROWS rows): float32 round-off of the float64 product, C-contiguous,
+    batch axes kept, the input left alone."""
+    rng = np.random.default_rng(rows)
+    x = rng.normal(size=(rows, 2, 48)).astype(np.float32)
+    weight = rng.normal(size=(80, 48)).astype(np.float32)
+    bias = rng.normal(size=80).astype(np.float32)
+    before = x.copy()
+    out = ops.linear(x, weight, bias)
+    want = x.astype(np.float64) @ weight.T.astype(np.float64) + bias
+    assert out.shape == (rows, 2, 80) and out.dtype == np.float32
+    assert out.reshape(-1, 80).flags.c_contiguous and out.flags.c_contiguous
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-4)
+    np.testing.assert_array_equal(x, before)
+    if rows:
+        np.testing.assert_allclose(ops.linear(x[0, 0], weight), want[0, 0] - bias,
+                                   rtol=1e-5, atol=1e-4)
+
+
 def test_softmax_works_in_place_and_sums_to_one():
     scores = _x()
     want = np.exp(scores - scores.max(-1, keepdims=True))

@@ -38,9 +38,23 @@ def chunks(n: int, size: int) -> list[slice]:
     return [slice(i, min(i + size, n)) for i in range(0, n, size)]
 
 
+LINEAR_TRANSPOSED_ROWS = 128
+"""Up to this many rows :func:`linear` multiplies ``weight @ x.T`` and transposes back:
+the same dot products, with the weight as the product's long side. On OpenBLAS's
+AVX-512 (SkylakeX) kernels that ran 4–32 % faster a product at 48–128 rows against
+weights from memory, and a small model call 9–10 % faster; at 192 rows and more it was
+slower (bench/README.md, "Issue 45", fourth session)."""
+
+
 def linear(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None = None) -> np.ndarray:
-    """``x @ weight.T + bias`` over the last axis (torch's ``F.linear``; weight out × in)."""
-    out = (x.reshape(-1, x.shape[-1]) @ weight.T).reshape(*x.shape[:-1], weight.shape[0])
+    """``x @ weight.T + bias`` over the last axis (torch's ``F.linear``; weight out × in),
+    C-contiguous; up to :data:`LINEAR_TRANSPOSED_ROWS` rows as ``(weight @ x.T).T``."""
+    rows = x.reshape(-1, x.shape[-1])
+    if rows.shape[0] <= LINEAR_TRANSPOSED_ROWS:
+        out = np.ascontiguousarray((weight @ rows.T).T)
+    else:
+        out = rows @ weight.T
+    out = out.reshape(*x.shape[:-1], weight.shape[0])
     if bias is not None:
         out += bias
     return out
