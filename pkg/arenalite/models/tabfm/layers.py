@@ -76,20 +76,22 @@ class Attention:
                       * softplus(block["per_dim_scale"])).astype(np.float32)
 
     def split(self, x: np.ndarray) -> np.ndarray:
-        """(…, T, E) → (…, heads, T, d_head)."""
+        """(…, T, E) → (…, E / d_head, T, d_head): every head, or a share's columns."""
         *lead, t, e = x.shape
-        return x.reshape(*lead, t, self.heads, e // self.heads).swapaxes(-3, -2)
+        d = self.scale.shape[0]
+        return x.reshape(*lead, t, e // d, d).swapaxes(-3, -2)
+
+    def columns(self, heads: slice) -> slice:
+        """The projections' columns of the heads ``heads``."""
+        d = self.scale.shape[0]
+        return slice(heads.start * d, heads.stop * d)
 
     def queries(self, x: np.ndarray, heads: slice | None = None) -> np.ndarray:
         """Normed inputs (…, T, E) → scaled queries (…, heads, T, d_head); ``heads``: those
         heads alone (a share of them)."""
         b = self.block
-        heads = heads or slice(0, self.heads)
-        d = self.scale.shape[0]
-        cols = slice(heads.start * d, heads.stop * d)
-        q = linear(x, b["q_proj.weight"][cols], b["q_proj.bias"][cols])
-        *lead, t, _ = q.shape
-        q = q.reshape(*lead, t, heads.stop - heads.start, d).swapaxes(-3, -2)
+        cols = self.columns(heads or slice(0, self.heads))
+        q = self.split(linear(x, b["q_proj.weight"][cols], b["q_proj.bias"][cols]))
         if self.freqs is not None:
             q = rotate(q, self.freqs, interleaved=True)
         q = rms_norm(q, b["query_ln.weight"])
@@ -166,10 +168,9 @@ class AttentionBlock:
         """The heads ``heads`` alone on normed rows ``x`` (T, E): their part of the output
         projection (T, E), without its bias."""
         a = self.attention
-        d = a.scale.shape[0]
         out = attention(a.queries(x, heads), kv[0][heads], kv[1][heads], scale=1.0)
         return linear(out.swapaxes(0, 1).reshape(x.shape[0], -1),
-                      a.block["out_proj.weight"][:, heads.start * d:heads.stop * d])
+                      a.block["out_proj.weight"][:, a.columns(heads)])
 
     def feed_forward_share(self, xn: np.ndarray, units: slice) -> np.ndarray:
         """The SwiGLU's hidden units ``units`` alone on normed rows ``xn``: their part of
