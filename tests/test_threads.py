@@ -82,6 +82,41 @@ def test_map_chunks_keeps_the_order_and_raises(restore_count) -> None:
 
 
 @pytest.mark.needs_threads
+def test_the_caller_takes_chunks_and_nested_maps_stay_in_their_thread(restore_count) -> None:
+    """The calling thread runs chunks beside the pool's; a chunk's own map runs in its
+    thread, one chunk after another."""
+    import threading
+
+    threads.set_count(2)
+    caller = threading.get_ident()
+
+    def chunk(i):
+        time.sleep(0.02)
+        inner = threads.map_chunks(lambda j: threading.get_ident(), [0, 1, 2])
+        return threading.get_ident(), set(inner)
+
+    done = threads.map_chunks(chunk, list(range(4)))
+    assert caller in {ident for ident, _ in done}
+    assert len({ident for ident, _ in done}) == 2
+    assert all(inner == {ident} for ident, inner in done)
+
+
+@pytest.mark.needs_threads
+def test_no_chunk_starts_after_one_failed(restore_count) -> None:
+    threads.set_count(3)
+    started = []
+
+    def fail(i):
+        started.append(i)
+        time.sleep(0.01)
+        raise ValueError(f"chunk {i}")
+
+    with pytest.raises(ValueError, match="chunk"):
+        threads.map_chunks(fail, list(range(50)))
+    assert 1 <= len(started) <= 3
+
+
+@pytest.mark.needs_threads
 @pytest.mark.parametrize("name", ["wide", "binary", "regression"])
 def test_tabicl_on_more_threads_gives_the_same_rows(name: str, restore_count) -> None:
     info = CASES[name]

@@ -34,6 +34,8 @@ NO_THREADS = ("emscripten", "wasi")
 """Platforms without threads (Pyodide, wasm32-wasip1): always one."""
 
 POOL_NAME = "arenalite-worker"
+_inside = threading.local()
+"""``chunk`` is True in a thread while it runs a chunk of :func:`map_chunks`."""
 _count: int | None = None
 _pool: ThreadPoolExecutor | None = None
 
@@ -200,17 +202,51 @@ chunks."""
 def map_chunks(fn: Callable[[Any], Any], chunks: Sequence[Any]) -> list[Any]:
     """``[fn(c) for c in chunks]``, the chunks on the worker threads (BLAS single-threaded
     meanwhile) when there are more than one of each; results in the chunks' order, the
-    first error raised."""
+    first error raised (no chunk is started after one has failed).
+
+    The calling thread takes chunks too, beside ``count() − 1`` pool threads, all drawing
+    the next chunk from one queue: a call wakes one thread fewer and does not sleep while
+    the others work. Waking a thread costs tens of µs on a VM's cores, as much as a small
+    product; a member's small call makes about a hundred such calls (measured on 2 AVX-512
+    cores, alternating runs, 128 + 48 rows: TabPFN 289 → 265 ms, TabICL 183 → 173 ms;
+    bench/README.md, "Issue 45", fifth session). A chunk that maps chunks of its own runs
+    them itself (no pool within the pool)."""
     global _pool
-    inside = threading.current_thread().name.startswith(POOL_NAME)  # no pool within the pool
-    if count() == 1 or len(chunks) <= 1 or inside:
+    if count() == 1 or len(chunks) <= 1 or getattr(_inside, "chunk", False):
         return [fn(c) for c in chunks]
     with single_threaded_blas() as single:
         if not single:  # another BLAS with its own threads: no second layer of threads
             return [fn(c) for c in chunks]
         if _pool is None:
-            _pool = ThreadPoolExecutor(count(), thread_name_prefix=POOL_NAME)
-        return list(_pool.map(fn, chunks))
+            _pool = ThreadPoolExecutor(count() - 1, thread_name_prefix=POOL_NAME)
+        results: list[Any] = [None] * len(chunks)
+        errors: dict[int, BaseException] = {}
+        claim, claiming = iter(range(len(chunks))), threading.Lock()
+
+        def drain() -> None:
+            _inside.chunk = True
+            try:
+                while not errors:
+                    with claiming:
+                        i = next(claim, None)
+                    if i is None:
+                        return
+                    try:
+                        results[i] = fn(chunks[i])
+                    except BaseException as error:  # re-raised below, in the caller
+                        errors[i] = error
+            finally:
+                _inside.chunk = False
+
+        helpers = [_pool.submit(drain) for _ in range(min(count(), len(chunks)) - 1)]
+        try:
+            drain()
+        finally:
+            for helper in helpers:
+                helper.result()
+        if errors:
+            raise errors[min(errors)]
+        return results
 
 
 if hasattr(os, "register_at_fork"):
