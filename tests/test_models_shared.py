@@ -72,6 +72,41 @@ def test_linear_on_either_side_of_the_transposed_product(rows: int) -> None:
                                    rtol=1e-5, atol=1e-4)
 
 
+def test_a_derived_array_is_kept_per_setting_and_shared_by_sub_blocks() -> None:
+    """``Block.derive`` computes once per setting, across the block's sub-blocks; a new
+    setting recomputes; what it keeps cannot be written to."""
+    root = ops.Block({"a.w": np.ones(3, dtype=np.float32)}, "")
+    calls = []
+
+    def compute(n):
+        calls.append(n)
+        return root.sub("a")["w"] * n
+
+    first = root.sub("a").derive("scaled", 2, lambda: compute(2))
+    again = root.sub("a").derive("scaled", 2, lambda: compute(2))
+    assert again is first and calls == [2]
+    np.testing.assert_array_equal(root.sub("a").derive("scaled", 5, lambda: compute(5)), 5)
+    assert calls == [2, 5] and not first.flags.writeable
+    assert ops.Block(root.tensors, "a.").derive("scaled", 5, lambda: compute(5)) is not None
+    assert calls == [2, 5, 5]  # another root keeps its own
+
+
+def test_query_aware_scale_keeps_its_base_scale_per_key_count() -> None:
+    """The base scale ``base_mlp(log n)`` is computed once per n: equal to computing it
+    afresh, and recomputed for another n."""
+    rng = np.random.default_rng(3)
+    tensors = {f"s.{m}.{k}": rng.normal(size=shape).astype(np.float32)
+               for m, sizes in (("base_mlp", (1, 8, 16)), ("query_mlp", (4, 8, 4)))
+               for k, shape in (("0.weight", (sizes[1], sizes[0])), ("0.bias", (sizes[1],)),
+                                ("2.weight", (sizes[2], sizes[1])), ("2.bias", (sizes[2],)))}
+    q = rng.normal(size=(4, 6, 4)).astype(np.float32)
+    fresh = [ops.query_aware_scale(ops.Block(tensors, "s."), q, n, True) for n in (7, 300)]
+    block = ops.Block(tensors, "s.")
+    for n, want in [(7, fresh[0]), (7, fresh[0]), (300, fresh[1]), (7, fresh[0])]:
+        np.testing.assert_array_equal(ops.query_aware_scale(block, q, n, True), want)
+    assert not np.array_equal(fresh[0], fresh[1])
+
+
 def test_softmax_works_in_place_and_sums_to_one():
     scores = _x()
     want = np.exp(scores - scores.max(-1, keepdims=True))

@@ -273,10 +273,13 @@ def rotate(x: np.ndarray, freqs: np.ndarray, interleaved: bool) -> np.ndarray:
 
 
 class Block:
-    """A view of a state dict under one prefix: ``block["attn.in_proj_weight"]``."""
+    """A view of a state dict under one prefix: ``block["attn.in_proj_weight"]``; its
+    sub-blocks share its :meth:`derive` store."""
 
-    def __init__(self, tensors: dict[str, np.ndarray], prefix: str):
+    def __init__(self, tensors: dict[str, np.ndarray], prefix: str,
+                 derived: dict[str, tuple[Any, np.ndarray]] | None = None):
         self.tensors, self.prefix = tensors, prefix
+        self.derived = {} if derived is None else derived
 
     def __getitem__(self, name: str) -> np.ndarray:
         return self.tensors[self.prefix + name]
@@ -285,7 +288,20 @@ class Block:
         return self.tensors.get(self.prefix + name)
 
     def sub(self, name: str) -> Block:
-        return Block(self.tensors, f"{self.prefix}{name}.")
+        return Block(self.tensors, f"{self.prefix}{name}.", self.derived)
+
+    def derive(self, name: str, setting: Any, compute: Callable[[], np.ndarray]) -> np.ndarray:
+        """``compute()``, an array the block's tensors give for one ``setting`` (the base
+        softmax scale for n keys), kept read-only under ``name`` until the setting changes:
+        every layer of every call reads it again, and computing it is a dozen tiny numpy
+        calls."""
+        key = self.prefix + name
+        held = self.derived.get(key)
+        if held is None or held[0] != setting:
+            value = compute()
+            value.setflags(write=False)
+            held = self.derived[key] = (setting, value)
+        return held[1]
 
 
 def mlp(block: Block, x: np.ndarray) -> np.ndarray:
@@ -303,8 +319,8 @@ def query_aware_scale(block: Block, q: np.ndarray, n: int, elementwise: bool,
     dimension when ``elementwise``, else per head. ``heads``: which of the block's heads
     ``q`` holds (all by default; a share of them when a block is split by heads)."""
     head_dim = q.shape[-1]
-    logn = np.full((1, 1), math.log(max(n, 1)), dtype=np.float32)
-    base = mlp(block.sub("base_mlp"), logn)
+    base = block.derive("base_scale", n, lambda: mlp(
+        block.sub("base_mlp"), np.full((1, 1), math.log(max(n, 1)), dtype=np.float32)))
     base = base.reshape(-1, 1, head_dim if elementwise else 1)[heads]
     modulation = np.tanh(mlp(block.sub("query_mlp"), q))
     modulation += np.float32(1.0)
