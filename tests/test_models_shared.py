@@ -107,6 +107,18 @@ def test_query_aware_scale_keeps_its_base_scale_per_key_count() -> None:
     assert not np.array_equal(fresh[0], fresh[1])
 
 
+@pytest.mark.parametrize("rows", [0, 1, 17, 63, 64, 65, 130])
+def test_query_blocks_cover_the_rows_in_whole_blocks(rows: int) -> None:
+    """Blocks of 64 rows, the last zero-padded to 64; the rows in order, each once."""
+    x = np.arange(rows * 3, dtype=np.float32).reshape(rows, 3) + 1
+    blocks = ops.query_blocks(x)
+    assert [b.shape for b, _ in blocks] == [(64, 3)] * math.ceil(rows / 64)
+    np.testing.assert_array_equal(
+        np.concatenate([b[:n] for b, n in blocks]) if blocks else x, x)
+    for block, n in blocks:
+        assert block.dtype == np.float32 and not block[n:].any()
+
+
 def test_softmax_works_in_place_and_sums_to_one():
     scores = _x()
     want = np.exp(scores - scores.max(-1, keepdims=True))

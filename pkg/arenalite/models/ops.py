@@ -38,6 +38,30 @@ def chunks(n: int, size: int) -> list[slice]:
     return [slice(i, min(i + size, n)) for i in range(0, n, size)]
 
 
+QUERY_BLOCK = 64
+"""Query rows per block of a model's query pass (TabICL's, TabPFN's and Google TabFM's
+``predict_queries``)."""
+
+
+def query_blocks(x: np.ndarray) -> list[tuple[np.ndarray, int]]:
+    """Query rows ``x`` (M, …) as ``(block, rows)`` pairs: blocks of :data:`QUERY_BLOCK`
+    rows, the last zero-padded to a whole block, each with how many of its rows are
+    ``x``'s. Every product then has one shape whatever the batch, so a row's output does
+    not depend on the other query rows, bit for bit where the BLAS kernel's result for a
+    row does not depend on its place in the block. (Padding the last block only to a
+    multiple of 16 rows made a small call 4–5 % faster on one thread and gave up that:
+    bench/README.md, "Issue 45", fifth session.)"""
+    blocks = []
+    for start in range(0, x.shape[0], QUERY_BLOCK):
+        block = x[start:start + QUERY_BLOCK]
+        rows = block.shape[0]
+        if rows < QUERY_BLOCK:
+            block = np.concatenate([block, np.zeros((QUERY_BLOCK - rows, *x.shape[1:]),
+                                                    x.dtype)])
+        blocks.append((block, rows))
+    return blocks
+
+
 LINEAR_TRANSPOSED_ROWS = 128
 """Up to this many rows :func:`linear` multiplies ``weight @ x.T`` and transposes back:
 the same dot products, with the weight as the product's long side. On OpenBLAS's

@@ -20,10 +20,11 @@ The interface the predictor calls (stable)::
 The same in two halves, the warm KV cache: :func:`fit_context` runs the context rows once
 per split and keeps what query rows need (both column stages' inducing points' keys and
 values, and the ICL stage's context keys and values per block); :func:`predict_queries`
-then runs any query rows through them, in fixed blocks of :data:`QUERY_BLOCK` rows (the
-last block zero-padded), so a query row's output does not depend on how the caller
-batches the query rows. The context's rows never see the query rows (the package masks
-them out of every attention over rows), so this is the package's arithmetic. Past
+then runs any query rows through them, in blocks of :data:`ops.QUERY_BLOCK` rows
+(:func:`ops.query_blocks`, the last zero-padded), so a query row's output does not
+depend on how the caller batches the query rows. The context's rows never see the
+query rows (the package masks them out of every attention over rows), so this is the
+package's arithmetic. Past
 :data:`ICL_CACHE_BYTES` (v1.0.0: about 2,700 context rows) the ICL keys and values are
 not kept: each ``predict_queries`` call computes them one transformer block at a time,
 takes every query block through that block and drops them (the same bits, with one
@@ -43,13 +44,12 @@ from pathlib import Path
 import numpy as np
 
 from .. import checkpoint_cache, threads
+from ..ops import query_blocks
 from . import cells, column, icl, row
 from .checkpoint import WEIGHTS_NAME, read_checkpoint, resolve
 from .decoder import Decoder
 from .layers import as_float32
 
-QUERY_BLOCK = 64
-"""Query rows per pass through the query stages (the last block zero-padded)."""
 ICL_CACHE_BYTES = 1 << 30
 """The most the ICL stage's context keys and values of every block may take (1 GiB);
 past it (v1.0.0: 2,731 context rows) they are computed block by block in each
@@ -264,11 +264,7 @@ def predict_queries(model: TabFMModel, context: MemberContext, x_query: np.ndarr
         return np.zeros((0, model.out_width), np.float32)
     with threads.pooled():
         reps = []
-        for start in range(0, x.shape[0], QUERY_BLOCK):
-            block = x[start:start + QUERY_BLOCK]
-            if block.shape[0] < QUERY_BLOCK:
-                block = np.concatenate([block, np.zeros((QUERY_BLOCK - block.shape[0],
-                                                         x.shape[1]), np.float32)])
+        for block, _ in query_blocks(x):
             reps.append(_query_reps(model, context, block, timings, clock))
         if context.icl.kv is not None:
             hidden = [icl.query(model.icl, context.icl, r, timings.icl, clock) for r in reps]

@@ -5,14 +5,15 @@ caches.
 :func:`fit_context` runs a member's context rows once per split and keeps what query rows
 need: the column stage's hidden points and the ICL stage's context keys/values (one set
 per node of the class tree above ``max_classes`` classes). :func:`predict_queries` then
-runs query rows alone, in fixed blocks of :data:`QUERY_BLOCK` rows (the last block
-zero-padded), so every matrix product has the same shape whatever the batch and a row's
-output does not depend on the other query rows: bit-identical however the caller batches
-them where the BLAS kernel's result for a row does not depend on its place in the block
-(on an AMD EPYC core OpenBLAS 0.3.31 leaves float32 round-off, ≤ 5e-7 here). :func:`forward` is the
-package's ``TabICL.forward`` in eval mode (logits, or ``T · log(p + 1e-6)`` through the
-class tree; raw quantiles for regression), and :func:`stages` exposes every stage's output
-for tests.
+runs query rows alone, in blocks of :data:`ops.QUERY_BLOCK` rows
+(:func:`ops.query_blocks`, the last zero-padded), so every matrix product has the same
+shape whatever the batch and a row's output does not depend on the other query rows:
+bit-identical however the caller batches them where the BLAS kernel's result for a row
+does not depend on its place in the block (on an AMD EPYC core OpenBLAS 0.3.31 leaves
+float32 round-off, ≤ 5e-7 here).
+:func:`forward` is the package's ``TabICL.forward`` in eval mode (logits, or
+``T · log(p + 1e-6)`` through the class tree; raw quantiles for regression), and
+:func:`stages` exposes every stage's output for tests.
 """
 
 from __future__ import annotations
@@ -24,10 +25,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import threads
+from ..ops import query_blocks
 from . import column, icl, row
 from .layers import as_float32
 
-QUERY_BLOCK = 64
 SOFTMAX_TEMPERATURE = 0.9
 TREE_EPS = 1e-6
 
@@ -182,12 +183,7 @@ def predict_queries(model: TabICLModel, context: MemberContext, x_test: np.ndarr
         row=[0.0] * len(model.row.blocks), icl=[0.0] * len(model.icl.blocks))
     outs = []
     with threads.pooled():
-        for start in range(0, x.shape[0], QUERY_BLOCK):
-            block = x[start:start + QUERY_BLOCK]
-            n = block.shape[0]
-            if n < QUERY_BLOCK:
-                block = np.concatenate([block, np.zeros((QUERY_BLOCK - n, x.shape[1]),
-                                                        np.float32)])
+        for block, n in query_blocks(x):
             outs.append(_query_block(model, context, block, timings, clock, temperature)[:n])
     width = context.n_classes if model.max_classes > 0 else model.config["num_quantiles"]
     return np.concatenate(outs) if outs else np.zeros((0, width), np.float32)

@@ -6,9 +6,9 @@ with every cache.
 keeps what query rows need (:class:`Context`): the cells' imputation and scaler statistics,
 the column stage's hidden points (and their keys/values), the ICL keys/values per layer
 (the test rows' KV heads only) and the decoder's keys and one-hot targets, all float32.
-:func:`predict_queries` then runs query rows alone, in fixed blocks of
-:data:`QUERY_BLOCK` rows (the last zero-padded), so every product has the same shape
-whatever the batch and a row's output never depends on the other query rows.
+:func:`predict_queries` then runs query rows alone, in blocks of :data:`ops.QUERY_BLOCK`
+rows (:func:`ops.query_blocks`, the last zero-padded), so every product has the same
+shape whatever the batch and a row's output never depends on the other query rows.
 :func:`forward` is one call's logits (M, max_num_classes) or bar-distribution logits
 (M, num_buckets); :func:`stages` exposes each stage's output for tests.
 
@@ -25,11 +25,10 @@ from os import PathLike
 import numpy as np
 
 from .. import threads
+from ..ops import query_blocks
 from . import cells, column, decoder, icl, row
 from .checkpoint import Checkpoint, read_checkpoint
 from .layers import as_float32
-
-QUERY_BLOCK = 64
 
 
 class TabPFNModel:
@@ -134,12 +133,7 @@ def predict_queries(model: TabPFNModel, context: Context, x_test: np.ndarray) ->
                          f"got {x.shape}")
     outs = []
     with threads.pooled():
-        for start in range(0, x.shape[0], QUERY_BLOCK):
-            block = x[start:start + QUERY_BLOCK]
-            n = block.shape[0]
-            if n < QUERY_BLOCK:
-                block = np.concatenate([block, np.zeros((QUERY_BLOCK - n, x.shape[1]),
-                                                        np.float32)])
+        for block, n in query_blocks(x):
             outs.append(_query_stages(model, context, block)["logits"][:n])
     return np.concatenate(outs) if outs else np.zeros((0, model.n_out), np.float32)
 
