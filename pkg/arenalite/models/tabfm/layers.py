@@ -71,20 +71,18 @@ class Attention:
 
     def __init__(self, block: Block, heads: int, freqs: np.ndarray | None = None):
         self.block, self.heads, self.freqs = block, heads, freqs
-        d_head = block["per_dim_scale"].shape[0]
+        self.d_head = d_head = block["per_dim_scale"].shape[0]
         self.scale = (np.float32(LOG2E / math.sqrt(d_head))
                       * softplus(block["per_dim_scale"])).astype(np.float32)
 
     def split(self, x: np.ndarray) -> np.ndarray:
         """(…, T, E) → (…, E / d_head, T, d_head): every head, or a share's columns."""
         *lead, t, e = x.shape
-        d = self.scale.shape[0]
-        return x.reshape(*lead, t, e // d, d).swapaxes(-3, -2)
+        return x.reshape(*lead, t, e // self.d_head, self.d_head).swapaxes(-3, -2)
 
     def columns(self, heads: slice) -> slice:
         """The projections' columns of the heads ``heads``."""
-        d = self.scale.shape[0]
-        return slice(heads.start * d, heads.stop * d)
+        return slice(heads.start * self.d_head, heads.stop * self.d_head)
 
     def queries(self, x: np.ndarray, heads: slice | None = None) -> np.ndarray:
         """Normed inputs (…, T, E) → scaled queries (…, heads, T, d_head); ``heads``: those

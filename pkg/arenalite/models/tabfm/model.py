@@ -24,11 +24,11 @@ then runs any query rows through them, in blocks of :data:`ops.QUERY_BLOCK` rows
 (:func:`ops.query_blocks`, the last zero-padded), so a query row's output does not
 depend on how the caller batches the query rows. The context's rows never see the
 query rows (the package masks them out of every attention over rows), so this is the
-package's arithmetic. Past
-:data:`ICL_CACHE_BYTES` (v1.0.0: about 2,700 context rows) the ICL keys and values are
-not kept: each ``predict_queries`` call computes them one transformer block at a time,
-takes every query block through that block and drops them (the same bits, with one
-block's keys and values in memory instead of all of them): give it all query rows at once.
+package's arithmetic. Past :data:`ICL_CACHE_BYTES` (v1.0.0: about 2,700 context rows) the
+ICL keys and values are not kept: each ``predict_queries`` call computes them one
+transformer block at a time, takes every query block through that block and drops them
+(the same bits, with one block's keys and values in memory instead of all of them): give
+it all query rows at once.
 
 :func:`stages` exposes every stage's output, for the tests against the package.
 """
